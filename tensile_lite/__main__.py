@@ -1,0 +1,3 @@
+from tensile_lite.cli import main
+
+raise SystemExit(main())

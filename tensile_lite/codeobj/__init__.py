@@ -1,0 +1,1 @@
+"""Toolchain discovery, assembling, linking and the parallel code-object build."""
