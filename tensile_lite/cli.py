@@ -13,6 +13,7 @@ from tensile_lite.errors import TensileLiteError
 
 # Each module defines NAME, HELP, DESCRIPTION, add_arguments(parser) and run(args) -> int.
 COMMAND_MODULES: tuple[str, ...] = (
+    "inspect_logic",
 )
 
 

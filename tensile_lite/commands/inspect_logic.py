@@ -1,0 +1,67 @@
+"""`tensile-lite inspect-logic`: what a set of logic files holds, and whether it reads cleanly."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tensile_lite.errors import TensileLiteError
+from tensile_lite.logic import find_logic_files, read_logic_file
+from tensile_lite.model import kernel_key
+
+NAME = "inspect-logic"
+HELP = "summarise logic files: architecture, library type, problem type, solutions, distinct kernels"
+DESCRIPTION = (
+    "Read hipBLASLt logic files (files or folders, searched recursively for *.yaml) and print, per file, "
+    "the architecture, CU count, library type, problem type, number of solutions and of distinct kernels, "
+    "then a total. Files that fail to read are listed with the reason and the others are still read; "
+    "the exit code is 2 if any file failed."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="logic files or folders")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+
+
+def run(args: argparse.Namespace) -> int:
+    files = find_logic_files(args.paths)
+    rows, errors = [], []
+    all_kernels: set[str] = set()
+    total_solutions = 0
+    for path in files:
+        try:
+            lf = read_logic_file(path)
+        except TensileLiteError as exc:
+            errors.append({"file": str(path), "error": exc.one_line()})
+            continue
+        keys = {kernel_key(s) for s in lf.solutions}
+        all_kernels |= keys
+        total_solutions += len(lf.solutions)
+        rows.append({"file": str(path), "arch": lf.arch, "cu_count": lf.cu_count, "library_type": lf.library_type,
+                     "problem_type": lf.problem_type.name, "solutions": len(lf.solutions), "kernels": len(keys),
+                     "notes": list(lf.notes)})
+    total = {"files": len(rows), "solutions": total_solutions, "kernels": len(all_kernels)}
+    if args.json:
+        json.dump({"files": rows, "total": total, "errors": errors}, sys.stdout, indent=1)
+        print()
+    else:
+        _print_table(rows, total)
+        for err in errors:
+            print(f"error: {err['error']}", file=sys.stderr)
+    if not files:
+        print("error: no *.yaml logic files found under " + ", ".join(args.paths), file=sys.stderr)
+        return 2
+    return 2 if errors else 0
+
+
+def _print_table(rows: list[dict], total: dict) -> None:
+    header = ("arch", "CU", "library", "solutions", "kernels", "problem type", "file")
+    table = [header] + [(r["arch"], str(r["cu_count"] or "-"), r["library_type"], str(r["solutions"]),
+                         str(r["kernels"]), r["problem_type"], r["file"]) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
+    for row in table:
+        print("  ".join(c.ljust(w) if i in (0, 2, 5) else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=False)))
+              + "  " + row[-1])
+    print(f"total: {total['files']} files, {total['solutions']} solutions, {total['kernels']} distinct kernels")

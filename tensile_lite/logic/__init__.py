@@ -1,0 +1,6 @@
+"""Reading and normalising hipBLASLt logic files into the model."""
+
+from tensile_lite.logic.discover import find_logic_files
+from tensile_lite.logic.reader import read_logic_file
+
+__all__ = ["find_logic_files", "read_logic_file"]

@@ -1,0 +1,178 @@
+"""Read one logic file (list form or dict form) into a frozen `LogicFile`.
+
+Only one file's raw YAML is alive at a time; solutions keep canonical `Params`, and equal problem types
+are shared between solutions and files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from tensile_lite.errors import LogicError, Where
+from tensile_lite.logic.yamlload import load_yaml
+from tensile_lite.model.logicfile import LIBRARY_TYPES, ExactRow, LogicFile
+from tensile_lite.model.params import Params
+from tensile_lite.model.problem import ProblemType
+from tensile_lite.model.solution import Solution
+
+_ARCH_RE = re.compile(r"^(gfx[0-9a-f]{3,4}|fallback)$")
+
+# Content-keyed memo: a build reads hundreds of files over a few dozen problem types.
+_PROBLEM_TYPES: dict[Params, ProblemType] = {}
+
+
+def _problem_type(raw: Any, where: Where) -> ProblemType:
+    if not isinstance(raw, Mapping):
+        raise LogicError(f"the problem type must be a map, got {type(raw).__name__}",
+                         attrs.evolve(where, parameter="ProblemType"))
+    params = Params.from_mapping(raw)
+    hit = _PROBLEM_TYPES.get(params)
+    if hit is None:
+        hit = _PROBLEM_TYPES[params] = ProblemType.from_params(params, where)
+    return hit
+
+
+def _arch(raw: Any, where: Where) -> tuple[str, int | None]:
+    cu: int | None = None
+    if isinstance(raw, Mapping):
+        arch, cu = raw.get("Architecture"), raw.get("CUCount")
+        if cu is not None and (not isinstance(cu, int) or cu <= 0):
+            raise LogicError(f"CUCount must be a positive integer, got {cu!r}", attrs.evolve(where, parameter="CUCount"))
+    else:
+        arch = raw
+    if not isinstance(arch, str) or not _ARCH_RE.match(arch):
+        raise LogicError(f"expected an architecture such as gfx942, got {arch!r}",
+                         attrs.evolve(where, parameter="Architecture"))
+    return arch, cu
+
+
+def _table(raw: Any, n_solutions: int, where: Where) -> tuple[ExactRow, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise LogicError(f"the exact-logic table must be a list, got {type(raw).__name__}",
+                         attrs.evolve(where, parameter="ExactLogic"))
+    rows = []
+    for i, row in enumerate(raw):
+        ok = (isinstance(row, list) and len(row) == 2 and isinstance(row[0], list) and isinstance(row[1], list)
+              and len(row[1]) >= 1 and all(isinstance(v, int) and not isinstance(v, bool) for v in row[0])
+              and isinstance(row[1][0], int))
+        if not ok:
+            raise LogicError(f"table row {i} must be [[sizes...], [solution, speed]], got {row!r}",
+                             attrs.evolve(where, parameter="ExactLogic"))
+        sol = row[1][0]
+        if not 0 <= sol < n_solutions:
+            raise LogicError(f"table row {i} refers to solution {sol}, but the file has {n_solutions}",
+                             attrs.evolve(where, parameter="ExactLogic"))
+        speed = float(row[1][1]) if len(row[1]) > 1 and row[1][1] is not None else 0.0
+        rows.append(ExactRow(tuple(row[0]), sol, speed))
+    return tuple(rows)
+
+
+def _solutions(raw: Any, pt: ProblemType, arch: str, where: Where) -> tuple[tuple[Solution, ...], list[str]]:
+    if not isinstance(raw, list):
+        raise LogicError(f"the solutions must be a list, got {type(raw).__name__}",
+                         attrs.evolve(where, parameter="Solutions"))
+    sols: list[Solution] = []
+    differing = moved_index = other_isa = 0
+    isa = _isa_of(arch)
+    for pos, entry in enumerate(raw):
+        if not isinstance(entry, Mapping):
+            raise LogicError(f"solution {pos} must be a map, got {type(entry).__name__}",
+                             attrs.evolve(where, solution_index=pos))
+        embedded = entry.get("ProblemType")
+        params = Params.from_mapping({k: v for k, v in entry.items() if k != "ProblemType"})
+        sol_where = attrs.evolve(where, solution_index=params.get("SolutionIndex", pos),
+                                 solution_name=params.get("SolutionNameMin") or None)
+        try:
+            sol = Solution.from_params(pt, params, arch, pos, sol_where)
+        except LogicError as exc:
+            raise exc.at(**attrs.asdict(sol_where)) from None
+        if embedded is not None and _problem_type(embedded, sol_where) != pt:
+            differing += 1  # the file's problem type wins, as upstream requires them to agree
+        if sol.index != pos:
+            moved_index += 1
+        if isa is not None and params.get("ISA") not in (None, isa):
+            other_isa += 1
+        sols.append(sol)
+    notes = []
+    if differing:
+        notes.append(f"{differing} solution(s) embed a problem type that differs from the file's; the file's is used")
+    if moved_index:
+        notes.append(f"{moved_index} solution(s) have a SolutionIndex other than their position; "
+                     "tables refer to positions")
+    if other_isa:
+        notes.append(f"{other_isa} solution(s) carry the ISA of another architecture; {arch} is used")
+    return tuple(sols), notes
+
+
+def _isa_of(arch: str) -> tuple[int, int, int] | None:
+    m = re.match(r"^gfx(\d+)([0-9a-f])([0-9a-f])$", arch)
+    return (int(m.group(1)), int(m.group(2), 16), int(m.group(3), 16)) if m else None
+
+
+def _list_form(data: list[Any], where: Where) -> LogicFile:
+    if len(data) < 12:
+        raise LogicError(f"a list-form logic file has 12 elements, this one has {len(data)} "
+                         "(element 11, the library type, is required)", attrs.evolve(where, parameter="root"))
+    version = data[0].get("MinimumRequiredVersion", "") if isinstance(data[0], Mapping) else ""
+    arch, cu = _arch(data[2], where)
+    pt = _problem_type(data[4], where)
+    library_type = data[11].strip() if isinstance(data[11], str) else data[11]
+    if library_type not in LIBRARY_TYPES - {"DecisionTree"}:
+        raise LogicError(f"unknown library type {data[11]!r} (expected one of "
+                         f"{', '.join(sorted(LIBRARY_TYPES - {'DecisionTree'}))})",
+                         attrs.evolve(where, parameter="LibraryType (element 11)"))
+    sols, notes = _solutions(data[5], pt, arch, where)
+    index_order = None
+    table: tuple[ExactRow, ...] = ()
+    if library_type != "FreeSize":
+        if not isinstance(data[6], list) or not all(isinstance(v, int) for v in data[6]):
+            raise LogicError(f"the index order (element 6) must be a list of integers, got {data[6]!r}",
+                             attrs.evolve(where, parameter="IndexOrder"))
+        index_order = tuple(data[6])
+        table = _table(data[7], len(sols), where)
+    devices = tuple(str(d) for d in data[3]) if isinstance(data[3], list) else ()
+    return LogicFile(path=where.file or "", arch=arch, cu_count=cu, schedule=str(data[1]), device_names=devices,
+                     problem_type=pt, solutions=sols, library_type=library_type,
+                     perf_metric=str(data[10] or "DeviceEfficiency"), index_order=index_order, table=table,
+                     min_version=str(version), notes=tuple(notes))
+
+
+def _dict_form(data: Mapping[str, Any], where: Where) -> LogicFile:
+    for key in ("ArchitectureName", "ProblemType", "Solutions", "Library"):
+        if key not in data:
+            raise LogicError(f"a map-form (decision tree) logic file needs {key}", attrs.evolve(where, parameter=key))
+    arch, _ = _arch(data["ArchitectureName"], where)
+    cu = data.get("CUCount")
+    pt = _problem_type(data["ProblemType"], where)
+    sols, notes = _solutions(data["Solutions"], pt, arch, where)
+    library = data["Library"]
+    if not isinstance(library, (list, Mapping)):
+        raise LogicError("Library must be a list of decision-tree regions", attrs.evolve(where, parameter="Library"))
+    devices = data.get("DeviceNames") or []
+    return LogicFile(path=where.file or "", arch=arch, cu_count=cu if isinstance(cu, int) else None,
+                     schedule=str(data.get("ScheduleName", "")), device_names=tuple(map(str, devices)),
+                     problem_type=pt, solutions=sols, library_type="DecisionTree",
+                     perf_metric=str(data.get("PerfMetric") or "DeviceEfficiency"), index_order=None, table=(),
+                     decision_library=Params.from_mapping({"regions": library}),
+                     min_version=str(data.get("MinimumRequiredVersion", "")), notes=tuple(notes))
+
+
+def read_logic_file(path: str | Path) -> LogicFile:
+    """Parse and validate one logic file; any problem is a LogicError naming file, solution and parameter."""
+    where = Where(file=str(path))
+    data = load_yaml(Path(path))
+    try:
+        if isinstance(data, list):
+            return _list_form(data, where)
+        if isinstance(data, Mapping):
+            return _dict_form(data, where)
+    except LogicError as exc:
+        raise exc.at(file=str(path)) from None
+    raise LogicError(f"the root must be a 12-element list or a map, got {type(data).__name__}", where)

@@ -1,0 +1,59 @@
+"""A stable content key per kernel, used to build each distinct kernel once.
+
+Two solutions get the same key exactly when they need the same machine code: same architecture, same
+problem type (grouped or not is a launch detail), same code-shaping tuning values. Runtime arguments
+(GSU, WorkGroupMapping, StaggerU, WGMXCC, ...) are left out as upstream does. The key is a SHA-256 over a
+canonical msgpack encoding, so it is stable across runs, processes and Python versions (unlike `hash()`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import attrs
+import msgpack
+
+from tensile_lite.model.datatypes import DataType
+from tensile_lite.model.params import RUNTIME_ARG_KEYS, TUNING_DEFAULTS, Params, plain
+from tensile_lite.model.problem import ProblemType
+from tensile_lite.model.solution import Solution
+
+_CODE_KEYS: tuple[str, ...] = tuple(sorted(k for k in TUNING_DEFAULTS if k not in RUNTIME_ARG_KEYS
+                                           and k not in ("ISA", "NoReject", "MacroTile")))
+
+
+def _canon(value: Any) -> Any:
+    if isinstance(value, DataType):
+        return value.value
+    if isinstance(value, tuple):
+        return [_canon(v) for v in value]
+    if isinstance(value, Params):
+        return plain(value)
+    return value
+
+
+def problem_signature(pt: ProblemType) -> list[Any]:
+    """The problem type as a kernel sees it: every typed field but the launch-only grouped flag."""
+    fields = attrs.fields(ProblemType)
+    skip = {"params", "name", "operation_identifier", "grouped_gemm"}
+    out: list[Any] = [[f.name, _canon(getattr(pt, f.name))] for f in fields if f.name not in skip]
+    extra = {k: pt.params[k] for k in ("MirrorDimsA", "MirrorDimsB", "ComplexConjugateA", "ComplexConjugateB",
+                                       "UseInitialStridesAB", "UseInitialStridesCD",
+                                       "SilentHighPrecisionAccumulate") if pt.params.get(k)}
+    out.append(["extra", _canon(Params(extra))])
+    return out
+
+
+def kernel_key(sol: Solution) -> str:
+    """Hex SHA-256 (32 chars) of the kernel-defining content of a solution."""
+    if sol.custom_kernel_name:
+        # A custom kernel's code comes from its own file, whatever the logic file says around it.
+        blob = msgpack.packb([1, sol.arch, "custom", sol.custom_kernel_name], use_bin_type=True)
+        return hashlib.sha256(blob).hexdigest()[:32]
+    tuning = [[k, _canon(sol.tuning(k))] for k in _CODE_KEYS]
+    mi = sol.matrix_instruction
+    shape = [sol.macro_tile[0], sol.macro_tile[1], sol.depth_u,
+             [mi.m, mi.n, mi.k, mi.b, mi.bm, mi.bn] if mi else [], list(sol.mi_wave_tile), list(sol.mi_wave_group)]
+    blob = msgpack.packb([1, sol.arch, problem_signature(sol.problem_type), shape, tuning], use_bin_type=True)
+    return hashlib.sha256(blob).hexdigest()[:32]

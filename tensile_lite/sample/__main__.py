@@ -1,0 +1,3 @@
+from tensile_lite.sample import path
+
+print(path())
