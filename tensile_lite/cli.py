@@ -14,6 +14,10 @@ from tensile_lite.errors import TensileLiteError
 # Each module defines NAME, HELP, DESCRIPTION, add_arguments(parser) and run(args) -> int.
 COMMAND_MODULES: tuple[str, ...] = (
     "inspect_logic",
+    "cmake_prefix",
+    "build_metadata",
+    "inspect_dat",
+    "coverage",
 )
 
 

@@ -1,1 +1,12 @@
-"""Toolchain discovery, assembling, linking and the parallel code-object build."""
+"""Toolchain discovery, assembling, linking and the parallel code-object build.
+
+targets   the per-GPU table (wavefront size, LLVM versions)
+toolchain finding clang/ld.lld, its fingerprint, per-target version checks
+probe     verifying the table against the real assembler, cached on disk
+assemble  one kernel text -> object (stdin), objects -> shared code object
+worker    the per-kernel task run in worker processes; the KernelSource protocol
+pipeline  the streaming build: kernels in, one `.co` per library out
+elf       reading code objects back (kernels, descriptors, metadata) and checking them
+trivial   a tiny valid kernel for any target
+progress  progress lines and the final summary
+"""

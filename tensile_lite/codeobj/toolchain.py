@@ -2,10 +2,14 @@
 
 Search order (first hit wins): explicit paths or TENSILE_ROCM_ASSEMBLER_PATH; ROCM_PATH/llvm/bin;
 /opt/rocm/llvm/bin; Debian's clang-22/ld.lld-22; clang-19/ld.lld-19.
+
+What each target needs is in `targets.py`; `Toolchain.check_target` compares it with the version found,
+and `probe.py` verifies it against the real assembler once per toolchain (cached by `fingerprint`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -15,6 +19,7 @@ from pathlib import Path
 
 import attrs
 
+from tensile_lite.codeobj.targets import TargetInfo, target_info
 from tensile_lite.errors import ToolchainError
 
 _INSTALL_HINT = "install one with: apt-get install -y clang-22 lld-22 llvm-22 (or set ROCM_PATH)"
@@ -47,17 +52,71 @@ class Toolchain:
         v = ".".join(map(str, self.version))
         return f"LLVM {v} ({self.assembler}, found by {self.found_by})"
 
+    def fingerprint(self) -> str:
+        """A hex digest that changes whenever the tools that make our code objects change.
+
+        It hashes the content of the assembler and linker binaries and their full version text.
+        Debian's clang is a small driver whose AMDGPU backend lives in libLLVM, so the LLVM shared
+        libraries next to it are added by name, size and mtime (hashing ~150 MB at every start
+        would cost more than the probe it saves).
+        """
+        h = hashlib.sha256()
+        for tool in (self.assembler, self.linker):
+            real = tool.resolve()
+            h.update(str(real).encode() + b"\0")
+            with real.open("rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+        h.update(_version_text(self.assembler).encode())
+        lib_dir = self.assembler.resolve().parent.parent / "lib"
+        if lib_dir.is_dir():
+            for lib in sorted(lib_dir.glob("lib*.so*")):
+                if lib.name.startswith(("libLLVM", "libclang-cpp", "liblld")) and lib.is_file():
+                    st = lib.stat()
+                    h.update(f"{lib.name}:{st.st_size}:{st.st_mtime_ns}\0".encode())
+        return h.hexdigest()
+
+    def check_target_ok(self, arch: str) -> bool:
+        return target_info(arch).supported_by_major(self.version[0])
+
+    def check_target(self, arch: str) -> TargetInfo:
+        """The target's table row if this toolchain's LLVM version can handle it, else a ToolchainError
+        naming the toolchain, its version, the target and what to install."""
+        info = target_info(arch)
+        major = self.version[0]
+        if info.supported_by_major(major):
+            return info
+        raise ToolchainError(unsupported_message(self, info))
+
+
+def unsupported_message(toolchain: Toolchain, info: TargetInfo, detail: str = "") -> str:
+    """Why `toolchain` cannot build `info.gfx` and what to install instead (`detail`: the probe's output)."""
+    major = toolchain.version[0]
+    if info.max_llvm_major is not None and major > info.max_llvm_major:
+        fix = (f"LLVM {info.max_llvm_major + 1} removed {info.gfx}; point --assembler or "
+               f"TENSILE_ROCM_ASSEMBLER_PATH at an LLVM {info.min_llvm_major}..{info.max_llvm_major} clang "
+               f"(e.g. apt-get install -y clang-19 lld-19)")
+    else:
+        fix = (f"{info.gfx} needs {info.llvm_range()} with the AMDGPU backend; install one "
+               f"(apt-get install -y clang-22 lld-22, or ROCm and set ROCM_PATH)")
+    why = f" ({detail})" if detail else ""
+    return f"toolchain {toolchain.describe()} cannot assemble {info.gfx}{why}; {fix}"
+
 
 def _debian_suffix(name: str) -> str:
     m = re.search(r"(-\d+)$", name)
     return m.group(1) if m else ""
 
 
-def _version_of(clang: Path) -> tuple[int, int, int]:
+def _version_text(clang: Path) -> str:
     try:
-        out = subprocess.run([str(clang), "--version"], capture_output=True, text=True, check=True).stdout
+        return subprocess.run([str(clang), "--version"], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
         raise ToolchainError(f"cannot run {clang} --version: {exc}") from exc
+
+
+def _version_of(clang: Path) -> tuple[int, int, int]:
+    out = _version_text(clang)
     m = re.search(r"version (\d+)\.(\d+)\.(\d+)", out)
     if not m:
         raise ToolchainError(f"cannot read the version of {clang}: {out.strip()[:200]}")
@@ -98,3 +157,26 @@ def find_toolchain(
             raise ToolchainError(f"assembler {asm} given by {how} does not exist or is not executable")
     raise ToolchainError("no LLVM toolchain with the AMDGPU backend found; tried " + ", ".join(tried)
                          + "; " + _INSTALL_HINT)
+
+
+def find_toolchain_for(
+    arch: str, assembler: str | None = None, linker: str | None = None, env: Mapping[str, str] | None = None
+) -> Toolchain:
+    """The first toolchain in the documented order that can assemble `arch`.
+
+    LLVM 21 removed gfx940/gfx941 while hipBLASLt still builds them by default, so a machine with both
+    clang-22 and clang-19 builds gfx942 with the first and gfx940 with the second. An explicit assembler
+    is never second-guessed: if it cannot do the target, that is the error.
+    """
+    env = os.environ if env is None else env
+    first = find_toolchain(assembler, linker, env)
+    if first.check_target_ok(arch) or assembler or env.get("TENSILE_ROCM_ASSEMBLER_PATH"):
+        first.check_target(arch)
+        return first
+    for asm, lld, how in _candidates(None, linker, env):
+        if asm.is_file() and os.access(asm, os.X_OK) and lld.is_file() and os.access(lld, os.X_OK):
+            candidate = Toolchain(asm, lld, _version_of(asm), how)
+            if candidate.check_target_ok(arch):
+                return candidate
+    first.check_target(arch)  # raises with what to install
+    return first

@@ -1,0 +1,149 @@
+"""The build behind TensileCreateLibrary, as one function over frozen inputs and a staging folder."""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+
+from tensile_lite.errors import BuildError
+from tensile_lite.logic import find_logic_files, read_logic_file
+from tensile_lite.model import LogicFile, Solution
+from tensile_lite.tcl_args import TclRequest
+
+Log = Callable[[int, str], None]
+HELPER_KERNEL = "tensile_lite_no_helper_kernels"
+
+
+@attrs.frozen(slots=True)
+class BuildSummary:
+    files: tuple[str, ...]  # names under library/, in manifest order
+    solutions: int
+    supported: int
+    kernels: int
+    architectures: tuple[str, ...]
+
+    def describe(self) -> str:
+        return (f"built {len(self.architectures)} architecture(s) ({', '.join(self.architectures) or 'none'}): "
+                f"{self.supported} of {self.solutions} solutions, {self.kernels} kernels, {len(self.files)} files")
+
+
+def read_selected(req: TclRequest, log: Log) -> list[LogicFile]:
+    """Every logic file under LogicPath matching the filter and the requested architectures, sorted."""
+    paths = find_logic_files([req.logic_path], req.logic_filter)
+    if not paths:
+        raise BuildError(f"no logic files matching {req.logic_filter}.yaml under {req.logic_path}")
+    wanted = set(req.architectures)
+    out = []
+    for path in paths:
+        lf = read_logic_file(path)
+        if wanted and lf.arch not in wanted:
+            continue
+        out.append(lf)
+    log(1, f"read {len(out)} logic file(s) of {len(paths)} found, "
+           f"{sum(len(lf.solutions) for lf in out)} solutions")
+    return out
+
+
+def report_unsupported(logic: list[LogicFile], unsupported: Callable[[Solution], tuple[str, ...]],
+                       strict: bool, log: Log) -> dict[tuple[str, int], tuple[str, ...]]:
+    """(file, position) -> reasons for every solution we cannot build; summarised, or fatal with --strict."""
+    missing: dict[tuple[str, int], tuple[str, ...]] = {}
+    by_reason: collections.Counter[str] = collections.Counter()
+    for lf in logic:
+        for pos, sol in enumerate(lf.solutions):
+            reasons = unsupported(sol)
+            if reasons:
+                missing[(lf.path, pos)] = reasons
+                by_reason.update(reasons)
+    if missing:
+        ranked = ", ".join(f"{r} ({n})" for r, n in by_reason.most_common(8))
+        msg = f"{len(missing)} solution(s) need features tensile-lite does not generate yet: {ranked}"
+        if strict:
+            first = next(iter(missing))
+            raise BuildError(f"{msg}; first: {first[0]} solution position {first[1]} "
+                             f"({', '.join(missing[first])}); drop --strict to build the rest")
+        log(1, f"warning: {msg}; they are left out of the library (use --strict to fail instead)")
+    return missing
+
+
+def write_helper_code_object(toolchain, arch: str, dest: Path, cov: int) -> None:
+    """Kernels.so-000-<gfx>.hsaco: the helper kernels the included solutions need. Our kernels need none
+    (no split-K post-processing, fused epilogues only), so it is a valid code object with one no-op kernel."""
+    import tempfile
+
+    from tensile_lite.codeobj.assemble import assemble, link
+    from tensile_lite.codeobj.trivial import TrivialKernel
+
+    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+        obj = assemble(toolchain, TrivialKernel(HELPER_KERNEL, arch, cov).assembly_text(), arch,
+                       Path(tmp) / "helpers.o", code_object_version=cov)
+        link(toolchain, [obj], dest)
+
+
+def _sources_by_library(ap, kernel_source: Callable[..., object]):
+    """Kernels library by library, so each `.co` links (and its objects go) as early as possible."""
+    seen: set[str] = set()
+    for ph in ap.placeholders:
+        for name in ph.kernel_names:
+            if name not in seen:
+                seen.add(name)
+                yield kernel_source(name, ap.arch, ap.kernels[name].solution)
+
+
+def build_library(req: TclRequest, staging: Path, log: Log, unsupported: Callable[[Solution], tuple[str, ...]],
+                  kernel_source: Callable[..., object]) -> BuildSummary:
+    """Write the complete library for `req` into `staging/library`; return what was written."""
+    from tensile_lite.codeobj.pipeline import BuildOptions, build_code_objects
+    from tensile_lite.codeobj.pipeline import LibraryPlan as CodeObjectPlan
+    from tensile_lite.codeobj.toolchain import find_toolchain_for
+    from tensile_lite.library.formats import file_name
+    from tensile_lite.library.plan import build_plan
+    from tensile_lite.library.writer import write_arch
+
+    logic = read_selected(req, log)
+    missing = report_unsupported(logic, unsupported, req.strict, log)
+    reasons_by_key = {}
+    for lf in logic:
+        for pos, sol in enumerate(lf.solutions):
+            if (lf.path, pos) in missing:
+                reasons_by_key[id(sol)] = ", ".join(missing[(lf.path, pos)])
+
+    def supported(sol: Solution) -> bool | str:
+        return reasons_by_key.get(id(sol)) or True
+
+    plan = build_plan(logic, archs=req.architectures or None, supported=supported)
+    library = staging / "library"
+    library.mkdir(parents=True, exist_ok=True)
+    files: list[str] = []
+    if req.manifest_only:
+        for ap in plan.archs:
+            files += [file_name(ap.master_name, req.library_format)]
+            files += [file_name(p.name, req.library_format) for p in ap.placeholders]
+            files += [f"Kernels.so-000-{ap.arch}.hsaco"] + [f"{p.name}.co" for p in ap.placeholders if p.solutions]
+        return BuildSummary(tuple(files), 0, 0, 0, tuple(a.arch for a in plan.archs))
+
+    toolchains = {ap.arch: find_toolchain_for(ap.arch, req.assembler, req.linker) for ap in plan.archs}
+    for arch, tc in toolchains.items():
+        log(2, f"toolchain for {arch}: {tc.describe()}")
+    kernels_total = 0
+    for ap in plan.archs:
+        co_plans = [CodeObjectPlan(p.name, ap.arch, p.kernel_names) for p in ap.placeholders if p.solutions]
+        toolchain = toolchains[ap.arch]
+        if co_plans:
+            sources = _sources_by_library(ap, kernel_source)
+            options = BuildOptions(jobs=req.jobs, code_object_version=req.code_object_version,
+                                   keep_build_tmp=req.keep_build_tmp, tmp_parent=staging,
+                                   progress="auto" if req.verbose >= 1 else "off")
+            build_code_objects(toolchain, sources, co_plans, staging, options)
+            kernels_total += len(ap.kernels)
+        write_helper_code_object(toolchain, ap.arch, library / f"Kernels.so-000-{ap.arch}.hsaco",
+                                 req.code_object_version)
+        written = write_arch(ap, library, req.library_format)
+        files += [p.name for p in written]
+        files += [f"Kernels.so-000-{ap.arch}.hsaco"] + [f"{p.name}.co" for p in ap.placeholders if p.solutions]
+    supported_count = sum(ap.solution_count for ap in plan.archs)
+    total = sum(len(lf.solutions) for lf in logic)
+    return BuildSummary(tuple(files), total, supported_count, kernels_total, tuple(a.arch for a in plan.archs))

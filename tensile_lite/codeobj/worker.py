@@ -1,0 +1,115 @@
+"""What one worker process does for one kernel: render its text, assemble it from stdin.
+
+A task carries only the kernel's compact frozen description and a few paths; nothing global is
+shipped. The text lives in the worker's memory for the length of one assembler run.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import re
+import signal
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from tensile_lite.codeobj.assemble import assemble
+from tensile_lite.codeobj.toolchain import Toolchain
+from tensile_lite.errors import TensileLiteError
+
+# Kernel names can exceed a file-name limit (255 bytes); like upstream we shorten long ones, but with
+# a hash of the whole name so two long names sharing a prefix never collide.
+_MAX_FILE_BASE = 96
+_SAFE = re.compile(r"[^A-Za-z0-9_.\-]")
+
+
+@runtime_checkable
+class KernelSource(Protocol):
+    """What the pipeline needs of a kernel. Implementations are frozen and picklable, and
+    `assembly_text()` is a pure function of the object (it runs in a worker process)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def arch(self) -> str: ...
+
+    def assembly_text(self) -> str: ...
+
+
+def file_base(name: str) -> str:
+    """A file-system-safe, unique stem for a kernel's `.s`/`.o`."""
+    safe = _SAFE.sub("_", name)
+    if safe == name and len(name) <= _MAX_FILE_BASE:
+        return name
+    digest = base64.b32encode(hashlib.sha256(name.encode()).digest()).decode().rstrip("=").lower()
+    return f"{safe[:_MAX_FILE_BASE - 33]}-{digest[:32]}"
+
+
+@attrs.frozen(slots=True)
+class AssembleTask:
+    source: KernelSource
+    toolchain: Toolchain
+    obj_dir: Path
+    failed_dir: Path
+    code_object_version: int
+    keep_text: bool
+
+
+@attrs.frozen(slots=True)
+class AssembleResult:
+    name: str
+    arch: str
+    object_path: Path | None
+    object_bytes: int = 0
+    text_bytes_kept: int = 0
+    error: str | None = None
+    failed_text: Path | None = None
+
+
+# The one piece of per-process state a worker holds: the semaphore bounding concurrent LLVM tool
+# processes (assemblers here, links in the parent) to `jobs`. Multiprocessing semaphores can only be
+# shared by inheritance, so the pool initializer hands it over once instead of each task carrying it.
+_tool_slots: Any = None
+
+
+def init_worker(tool_slots: Any) -> None:
+    """Pool initializer. Ctrl-C is the parent's to handle, so workers ignore it and are stopped by
+    the parent instead of each printing a traceback."""
+    global _tool_slots
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _tool_slots = tool_slots
+
+
+def run_pooled_task(task: AssembleTask) -> AssembleResult:
+    return run_task(task, _tool_slots)
+
+
+def run_task(task: AssembleTask, tool_slots: Any = None) -> AssembleResult:
+    """Render and assemble one kernel; failures come back as a result naming the kernel, not raised,
+    so the parent decides how to stop. `tool_slots` (a semaphore) is held only while clang runs."""
+    src = task.source
+    base = file_base(src.name)
+    obj = task.obj_dir / f"{base}.o"
+    try:
+        text = src.assembly_text()
+    except Exception as exc:  # any generator bug becomes this kernel's build error, named
+        return AssembleResult(src.name, src.arch, None,
+                              error=f"generating its assembly text failed: {type(exc).__name__}: {exc}")
+    kept = 0
+    if task.keep_text:
+        (task.obj_dir / f"{base}.s").write_text(text)
+        kept = len(text.encode())
+    try:
+        with tool_slots if tool_slots is not None else contextlib.nullcontext():
+            assemble(task.toolchain, text, src.arch, obj, code_object_version=task.code_object_version)
+    except TensileLiteError as exc:
+        task.failed_dir.mkdir(parents=True, exist_ok=True)
+        failed = task.failed_dir / f"{base}.s"
+        failed.write_text(text)
+        return AssembleResult(src.name, src.arch, None, text_bytes_kept=kept, error=exc.message,
+                              failed_text=failed)
+    return AssembleResult(src.name, src.arch, obj, obj.stat().st_size, kept)

@@ -1,0 +1,95 @@
+"""`tensile-lite coverage`: which solutions of a set of logic files the kernel writer builds, and what
+stands in the way of the others, ranked by how many solutions each missing feature blocks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+
+from tensile_lite.asm.gemm import unsupported_reasons
+from tensile_lite.errors import TensileLiteError
+from tensile_lite.logic import find_logic_files, read_logic_file
+from tensile_lite.model import kernel_key
+
+NAME = "coverage"
+HELP = "report which solutions the kernel writer supports, and the missing features ranked"
+DESCRIPTION = (
+    "Read hipBLASLt logic files (files or folders, searched recursively for *.yaml) and report, per "
+    "architecture, how many solutions and distinct kernels the kernel writer can build, then every "
+    "missing feature with the number of solutions it blocks (a solution blocked by several features "
+    "counts for each). Files that fail to read are listed and the exit code is 2."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="logic files or folders")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+
+
+def collect(paths: list[str]) -> tuple[dict, list[dict]]:
+    """The coverage report (the `--json` document) and the files that failed to read."""
+    solutions: Counter[str] = Counter()
+    supported: Counter[str] = Counter()
+    kernels: dict[str, set[str]] = defaultdict(set)
+    supported_kernels: dict[str, set[str]] = defaultdict(set)
+    blocked: Counter[str] = Counter()
+    errors = []
+    for path in find_logic_files(paths):
+        try:
+            lf = read_logic_file(path)
+        except TensileLiteError as exc:
+            errors.append({"file": str(path), "error": exc.one_line()})
+            continue
+        for sol in lf.solutions:
+            arch = sol.arch
+            key = kernel_key(sol)
+            solutions[arch] += 1
+            kernels[arch].add(key)
+            reasons = unsupported_reasons(sol)
+            if reasons:
+                blocked.update(reasons)
+            else:
+                supported[arch] += 1
+                supported_kernels[arch].add(key)
+    archs = {arch: {"solutions": solutions[arch], "supported": supported[arch], "kernels": len(kernels[arch]),
+                    "supported_kernels": len(supported_kernels[arch])} for arch in sorted(solutions)}
+    report = {
+        "architectures": archs,
+        "total": {"solutions": sum(solutions.values()), "supported": sum(supported.values())},
+        "missing_features": [{"feature": f, "solutions": n}
+                             for f, n in sorted(blocked.items(), key=lambda kv: (-kv[1], kv[0]))],
+    }
+    return report, errors
+
+
+def run(args: argparse.Namespace) -> int:
+    report, errors = collect(args.paths)
+    if args.json:
+        json.dump(report, sys.stdout, indent=1)
+        print()
+    else:
+        _print(report)
+    for err in errors:
+        print(f"error: {err['error']}", file=sys.stderr)
+    if not report["architectures"] and not errors:
+        print("error: no solutions found under " + ", ".join(args.paths), file=sys.stderr)
+        return 2
+    return 2 if errors else 0
+
+
+def _print(report: dict) -> None:
+    header = ("arch", "solutions", "supported", "kernels", "supported kernels")
+    rows = [header] + [(arch, str(v["solutions"]), str(v["supported"]), str(v["kernels"]),
+                        str(v["supported_kernels"])) for arch, v in report["architectures"].items()]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    for r in rows:
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+    total = report["total"]
+    print(f"total: {total['supported']} of {total['solutions']} solutions supported")
+    if report["missing_features"]:
+        print("missing features (solutions blocked):")
+        width = max(len(str(m["solutions"])) for m in report["missing_features"])
+        for m in report["missing_features"]:
+            print(f"  {str(m['solutions']).rjust(width)}  {m['feature']}")

@@ -1,0 +1,102 @@
+"""`tensile-lite inspect-dat`: decode a library file of any format; print the tree or a summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from tensile_lite.errors import Where
+from tensile_lite.library.formats import DatError, decode, detect_format
+from tensile_lite.library.predicates import types_used
+
+NAME = "inspect-dat"
+HELP = "decode a library .dat (msgpack, zstd, zlib or yaml) and summarise it"
+DESCRIPTION = (
+    "Read a TensileLibrary .dat file in any library format (plain msgpack, a zstd frame, a .dat.zlib stream "
+    "or YAML) and print a summary: whether it is a master or a placeholder library, its solutions, the "
+    "placeholder libraries it refers to, the library node types and the predicate types it uses. With "
+    "--json, print the whole decoded tree as JSON instead."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE", help="a .dat, .dat.zlib or .yaml library file")
+    p.add_argument("--json", action="store_true", help="print the decoded tree as JSON")
+
+
+def _nodes(node: Any) -> Iterator[Mapping[str, Any]]:
+    """Every library node (not predicates, not solutions) of a tree."""
+    if not isinstance(node, Mapping):
+        return
+    yield node
+    t = node.get("type")
+    if t in ("Hardware", "Problem"):
+        for row in node.get("rows", ()):
+            yield from _nodes(row.get("library"))
+    elif t == "ProblemMap":
+        for child in node.get("map", {}).values():
+            yield from _nodes(child)
+    elif t == "DecisionTree":
+        for tree in node.get("trees", ()):
+            yield from _nodes(tree.get("value"))
+        yield from _nodes(node.get("nullValue"))
+
+
+def summarise(doc: Any) -> dict[str, Any]:
+    if not isinstance(doc, Mapping) or "library" not in doc or "solutions" not in doc:
+        raise DatError("not a library document (needs 'solutions' and 'library')")
+    solutions = doc["solutions"] or []
+    nodes = list(_nodes(doc["library"]))
+    node_types = Counter(str(n.get("type")) for n in nodes)
+    placeholders = sorted(str(n["value"]) for n in nodes if n.get("type") == "Placeholder")
+    distances = Counter(str(n.get("distance")) for n in nodes if n.get("type") == "Matching")
+    table_rows = sum(len(n.get("table", ())) for n in nodes if n.get("type") in ("Matching", "FreeSize"))
+    indices = [s.get("index") for s in solutions if isinstance(s, Mapping)]
+    return {
+        "kind": "master" if placeholders and not solutions else "placeholder",
+        "solutions": len(solutions),
+        "index_range": [min(indices), max(indices)] if indices else None,
+        "kernels": len({s.get("kernelName") for s in solutions if isinstance(s, Mapping)}),
+        "placeholders": placeholders,
+        "library_nodes": dict(sorted(node_types.items())),
+        "matching_distances": dict(sorted(distances.items())),
+        "table_rows": table_rows,
+        "predicate_types": dict(sorted(types_used(doc).items())),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DatError(f"cannot read: {exc.strerror}", Where(file=str(path))) from None
+    doc = decode(data, path.name)
+    if args.json:
+        json.dump(doc, sys.stdout, indent=1, default=lambda o: o.hex() if isinstance(o, bytes) else str(o))
+        print()
+        return 0
+    try:
+        summary = summarise(doc)
+    except DatError as exc:
+        raise exc.at(file=str(path)) from None
+    print(f"{path}: {detect_format(path, data)}, {len(data):,} bytes, {summary['kind']} library")
+    rng = summary["index_range"]
+    print(f"  solutions: {summary['solutions']}" + (f" (indices {rng[0]}..{rng[1]}), "
+                                                     f"{summary['kernels']} distinct kernels" if rng else ""))
+    if summary["placeholders"]:
+        print(f"  placeholders ({len(summary['placeholders'])}):")
+        for name in summary["placeholders"]:
+            print(f"    {name}")
+    print("  library nodes: " + ", ".join(f"{k} {v}" for k, v in summary["library_nodes"].items()))
+    if summary["matching_distances"]:
+        print("  matching distances: " + ", ".join(f"{k} {v}" for k, v in summary["matching_distances"].items()))
+    if summary["table_rows"]:
+        print(f"  table rows: {summary['table_rows']}")
+    print("  predicate types: " + ", ".join(f"{k} {v}" for k, v in summary["predicate_types"].items()))
+    return 0

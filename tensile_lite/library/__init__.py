@@ -1,0 +1,61 @@
+"""Library metadata: the `.dat` trees the hipBLASLt runtime loads, and the plan behind them.
+
+Use:
+
+    plan = build_plan(logic_files, archs=["gfx942"], supported=kernel_writer_supports)
+    for ap in plan.archs:                      # one ArchPlan per architecture, sorted
+        for ph in ap.placeholders:             # one library (.dat + .co) each, sorted by name
+            ph.name, ph.kernel_names           # the .co must hold exactly these symbols
+        ap.kernels[name].key / .solution       # build each kernel once, from any of its solutions
+    plan = plan.restricted(lambda s: ...)      # drop more solutions (e.g. kernels that failed)
+    paths = write_library(plan, out / "library", "msgpack")
+    write_manifest(out / "library", paths + code_object_paths)
+
+Everything up to `write_library` is pure and deterministic: the same logic files in any order give the
+same plan and byte-identical files. `read_dat` reads every format back.
+
+Compared with upstream's output for the same logic (tests/library/test_reference.py checks all of it):
+identical are the hardware / operation / problem-type structure of every master library, placeholder
+names, the solutions of each placeholder, and for each solution its problemType, sizeMapping,
+problemPredicate (types, values, order and msgpack value types), hardwarePredicate, debugKernel,
+libraryLogicIndex, ideals and linearModel, and every selection row (predicate, Matching properties and
+distance, table keys, speeds and the solution each key selects, FreeSize lists). Differences we keep:
+
+- Solution indices: ours are assigned in (placeholder name, file path, position) order from 0 per
+  architecture; upstream's follow the order in which its parallel parser finished.
+- Kernel names: ours are `<problem>_MT.._MI.._K<48 bits of the content key>` (custom kernels keep their
+  own name); upstream's are minimal names over the whole build, which change when the set of logic files
+  changes. The runtime only looks assembly kernel names up, never computes them.
+- Solution names: our kernel name followed by the solution's runtime arguments (`_GSU.._WGM..`), the
+  same pattern as upstream's (its kernel name plus the runtime arguments that vary in the build).
+- Ties in row order: master problem-type rows are sorted by placeholder-name length as upstream does;
+  equal lengths (whose predicates exclude each other) are ordered by name instead of by merge order, and
+  Matching rows with equal keys keep file-path order instead of merge order.
+- Map key order: fixed by us (solution fields that rarely change first, which makes zstd output ~6%
+  smaller); the reader looks every field up by key. Operations in a ProblemMap are sorted by name.
+- Custom kernels (`CustomKernelName`): upstream overlays the kernel's own config from its `.s` file, which
+  can change `internalArgsSupport` (8 dev-set solutions); we use the logic file's values.
+- Files of the `fallback` architecture name their libraries `..._fallback_<gfx>` (upstream: `_fallback`)
+  so the runtime's `TensileLibrary_*_<gfx>` preload still finds them.
+"""
+
+from tensile_lite.library.documents import master_document, placeholder_document
+from tensile_lite.library.formats import DEFAULT_FORMAT, FORMATS, decode, encode, file_name, read_dat
+from tensile_lite.library.naming import kernel_name_for, placeholder_name
+from tensile_lite.library.plan import (
+    ArchPlan,
+    Excluded,
+    KernelEntry,
+    LibraryPlan,
+    PlaceholderPlan,
+    PlannedSolution,
+    build_plan,
+)
+from tensile_lite.library.writer import MANIFEST, code_object_names, write_arch, write_library, write_manifest
+
+__all__ = [
+    "DEFAULT_FORMAT", "FORMATS", "MANIFEST", "ArchPlan", "Excluded", "KernelEntry", "LibraryPlan",
+    "PlaceholderPlan", "PlannedSolution", "build_plan", "code_object_names", "decode", "encode", "file_name",
+    "kernel_name_for", "master_document", "placeholder_document", "placeholder_name", "read_dat",
+    "write_arch", "write_library", "write_manifest",
+]

@@ -1,0 +1,216 @@
+"""One solution as a `.dat` entry: its predicates, size mapping, argument support and problem type.
+
+Field names, value types (bool vs int matters: the runtime's msgpack reader converts strictly) and
+predicate order follow what the hipBLASLt runtime reads. Every value comes from the frozen model plus the
+re-derivations in `derived`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensile_lite.library import activation, derived
+from tensile_lite.library.predicates import Node, conjunction, hardware, pred
+from tensile_lite.library.problem_view import ProblemView
+from tensile_lite.model.params import plain
+from tensile_lite.model.solution import Solution
+
+# Assertions a solution may carry, in the order upstream emits them (its default-parameter order),
+# with the predicate each becomes and that predicate's index.
+_MULTIPLE_ASSERTS: tuple[tuple[str, str, int], ...] = (
+    ("AssertSummationElementMultiple", "BoundSizeMultiple", -1),
+    ("AssertFree0ElementMultiple", "Free0SizeMultiple", 0),
+    ("AssertFree1ElementMultiple", "Free1SizeMultiple", 0),
+)
+_AI_ASSERTS: tuple[tuple[str, str], ...] = (
+    ("AssertAIGreaterThanEqual", "AIGreaterThanEqual"),
+    ("AssertAILessThanEqual", "AILessThanEqual"),
+)
+
+
+def problem_type_entry(v: ProblemView) -> dict[str, Any]:
+    return {
+        "operationIdentifier": v.operation_identifier,
+        "transA": v.trans_a, "transB": v.trans_b,
+        "computeInputType": v.compute_input_type.cpp_name,
+        "aType": v.a_type.cpp_name, "bType": v.b_type.cpp_name,
+        "cType": v.c_type.cpp_name, "dType": v.c_type.cpp_name, "eType": v.e_type.cpp_name,
+        "computeType": v.compute_type.cpp_name,
+        "useBeta": v.use_beta, "useBias": v.use_bias, "biasSrcWhiteList": [v.bias_source],
+        "useE": v.use_e, "useScaleAB": v.use_scale_ab, "useScaleCD": v.use_scale_cd,
+        "useScaleAlphaVec": v.use_scale_alpha_vec,
+        "biasDataTypeWhiteList": [t.cpp_name for t in v.bias_data_types],
+        "highPrecisionAccumulate": v.high_precision_accumulate,
+        "useInitialStridesAB": v.use_initial_strides_ab, "useInitialStridesCD": v.use_initial_strides_cd,
+        "stridedBatched": v.strided_batched, "groupedGemm": v.grouped_gemm, "useGradient": v.gradient,
+        "activationType": activation.enum_name(v.activation),
+        "activationArgLength": activation.argument_count(v.activation),
+        "activationComputeDataType": v.activation_compute_type.cpp_name,
+        "activationNoGuard": v.activation_no_guard, "sparse": v.sparse,
+        "f32XdlMathOp": v.f32_xdl_math_op.cpp_name, "supportDeviceUserArguments": v.support_user_args,
+        "outputAmaxD": v.output_amax_d,
+    }
+
+
+def type_predicates(v: ProblemView) -> list[Node]:
+    """What selects a problem type: the master library's row predicate (and part of every solution's)."""
+    return [
+        pred("TypesEqual", [t.cpp_name for t in (v.a_type, v.b_type, v.c_type, v.c_type, v.compute_input_type)]),
+        pred("HighPrecisionAccumulate", v.high_precision_accumulate),
+        pred("Activation", activation.enum_name(v.activation)),
+        pred("ActivationComputeType", v.activation_compute_type.cpp_name),
+        pred("ActivationNoGuard", v.activation_no_guard),
+        pred("UseGradient", v.gradient),
+        pred("UseBias", v.use_bias),
+        pred("UseE", v.use_e),
+        pred("StridedBatched", v.strided_batched),
+        pred("GroupedGemm", v.grouped_gemm),
+        pred("UseScaleAB", v.use_scale_ab),
+        pred("UseScaleCD", v.use_scale_cd),
+        pred("UseScaleAlphaVec", v.use_scale_alpha_vec),
+        pred("Sparse", v.sparse),
+        pred("F32XdlMathOp", v.f32_xdl_math_op.cpp_name),
+        pred("SupportDeviceUserArguments", v.support_user_args),
+    ]
+
+
+def operation_predicates(v: ProblemView) -> list[Node]:
+    out = [pred("OperationIdentifierEqual", v.operation_identifier)]
+    if not v.use_beta:
+        out.append(pred("BetaZero"))
+    out += [
+        pred("BiasDataTypeWhiteList", [t.cpp_name for t in v.bias_data_types]),
+        pred("BiasSrcWhiteList", [v.bias_source]),
+        pred("AmaxDCheck", v.output_amax_d),
+    ]
+    if v.activation in activation.SELECTORS:
+        out.append(pred("ActivationEnumWhiteList",
+                        list(activation.white_list(v.activation, v.activation_compute_type, v.gradient))))
+    return out
+
+
+def _assertion_predicates(sol: Solution) -> list[Node]:
+    out = []
+    for key, tag, index in _MULTIPLE_ASSERTS:
+        value = sol.tuning(key)
+        if value != 1:
+            out.append(pred(tag, value, index))
+    for key, tag in _AI_ASSERTS:
+        value = sol.tuning(key)
+        if value > 0:
+            out.append(pred(tag, value))
+    check = derived.workspace_check(sol)
+    if any(check):
+        out.append(pred("WorkspaceCheck", list(check), 0))
+    return out
+
+
+def _kernel_predicates(sol: Solution, v: ProblemView) -> list[Node]:
+    """Limits of the kernel itself: minimum sizes, buffer offset ranges, determinism, GSU minimum K."""
+    out = []
+    mt0, mt1 = sol.macro_tile
+    grvw_a, grvw_b = sol.global_read_vector_width_a, sol.global_read_vector_width_b
+    if "BatchSizeEqual" in sol.params:
+        out.append(pred("BatchSizeEqual", sol.params["BatchSizeEqual"], 0))
+    if derived.synchronizer_size_check(sol):
+        wave_tile = sol.mi_wave_tile[0] * sol.mi_wave_tile[1]
+        per_thread = derived.required(sol, "NumElementsPerThread")
+        per_store = int(sol.tuning("NumElementsPerBatchStore"))
+        out.append(pred("SynchronizerSizeCheck",
+                        [mt0, mt1, wave_tile, int(per_thread / per_store) if per_store else 1, sol.num_threads], 0))
+    if not v.is_int8x4:
+        out.append(pred("LeadingFree0SizesGreaterOrEqual", grvw_a if v.tlu_a else 1))
+        out.append(pred("LeadingFree1SizesGreaterOrEqual", grvw_b if v.tlu_b else 1))
+    if len(sol.params.get("PackedC0IndicesX", ())) > 1:
+        out.append(pred("CDStridesEqual"))
+    out.append(pred("KernelLanguageCompatible", sol.kernel_language))
+    gsu = derived.global_split_u(sol)
+    if gsu > 1 and derived.global_accumulation(sol) != "MultipleBuffer":
+        out.append(pred("DeterministicMode", False))
+    if derived.stream_k(sol) > 0 and derived.stream_k_atomic(sol) == 1:
+        out.append(pred("DeterministicMode", False))
+    if sol.tuning("BufferLoad"):
+        shift_a = v.tlu_a and sol.tuning("AssertFree0ElementMultiple") < grvw_a
+        shift_b = v.tlu_b and sol.tuning("AssertFree1ElementMultiple") < grvw_b
+        out.append(pred("BufferLoadOffsetLimitCheck", {
+            "ShiftPtrElemB": grvw_b if shift_b else 0, "ShiftPtrElemA": grvw_a if shift_a else 0,
+            "DUorMT1": sol.depth_u if v.tlu_b else mt1, "DUorMT0": sol.depth_u if v.tlu_a else mt0,
+        }))
+        out.append(pred("BufferLoadOffsetLimitCheck_Beta", mt1))
+    if sol.tuning("BufferStore"):
+        out.append(pred("BufferStoreOffsetLimitCheck", mt1))
+    if derived.global_accumulation(sol) is not None and not derived.stream_k(sol):
+        out.append(pred("GlobalSplitUCheckMinK", [derived.MIN_K_FOR_GSU, gsu]))
+    out.append(pred("WorkgroupMappingXCCCheck",
+                    [abs(sol.runtime.workgroup_mapping_xcc), sol.runtime.workgroup_mapping_xcc_group]))
+    return out
+
+
+def problem_predicate(sol: Solution) -> Node:
+    v = derived.view(sol)
+    return conjunction(_assertion_predicates(sol) + operation_predicates(v) + type_predicates(v)
+                       + _kernel_predicates(sol, v))
+
+
+def size_mapping(sol: Solution) -> dict[str, Any]:
+    # Fields that rarely differ between solutions come first: compressors then see one long repeat
+    # and a short run of changing values instead of many short pieces (about 5% smaller zstd output).
+    mi = sol.matrix_instruction
+    per_c, per_bias = derived.workspace_bytes_per_element(sol)
+    return {
+        "globalSplitUPGR": derived.GLOBAL_SPLIT_U_PGR,
+        "packBatchDims": 0,
+        "magicDivAlg": int(sol.tuning("MagicDivAlg")),
+        "streamK": derived.stream_k(sol),
+        "streamKAtomic": derived.stream_k_atomic(sol),
+        "sourceKernel": sol.kernel_language == "Source",
+        "activationFused": bool(sol.tuning("ActivationFused")),
+        "CustomKernelName": sol.custom_kernel_name,
+        "workspaceSizePerElemBias": per_bias,
+        "globalSplitUWorkGroupMappingRoundRobin": sol.runtime.global_split_u_wgm_round_robin,
+        "globalSplitUCoalesced": sol.runtime.global_split_u_coalesced,
+        "workGroupMappingXCC": abs(sol.runtime.workgroup_mapping_xcc),
+        "globalAccumulation": derived.global_accumulation_code(sol),
+        "workspaceSizePerElemC": per_c,
+        "waveNum": sol.num_waves,
+        "workGroup": list(sol.workgroup),
+        "macroTile": [sol.macro_tile[0], sol.macro_tile[1], 1],
+        "threadTile": list(sol.thread_tile),
+        "matrixInstruction": [mi.m, mi.n, mi.k, mi.b] if mi else [],
+        "grvwA": sol.global_read_vector_width_a,
+        "grvwB": sol.global_read_vector_width_b,
+        "gwvwC": sol.store_vector_width,
+        "gwvwD": sol.store_vector_width,
+        "depthU": sol.depth_u,
+        "staggerU": derived.stagger_u(sol),
+        "staggerUMapping": derived.stagger_u_mapping(sol),
+        "globalSplitU": derived.global_split_u(sol),
+        "staggerStrideShift": derived.stagger_stride_shift(sol),
+        "workGroupMapping": sol.runtime.workgroup_mapping,
+        "workGroupMappingXCCGroup": sol.runtime.workgroup_mapping_xcc_group,
+    }
+
+
+def solution_entry(sol: Solution, *, index: int, kernel_name: str, name: str, arch: str,
+                   cu_count: int | None) -> dict[str, Any]:
+    """The complete `.dat` entry; `index` is the build-wide solution index of this architecture."""
+    params = sol.params
+    # Same-for-every-solution fields first, changing ones last (see size_mapping); the reader goes by key.
+    return {
+        "problemType": problem_type_entry(derived.view(sol)),
+        "hardwarePredicate": hardware(arch, cu_count),
+        "internalArgsSupport": derived.internal_support(sol),
+        "debugKernel": bool(params.get("DebugKernel", False)),
+        "ideals": _plain_map(params.get("Ideals")),
+        "linearModel": _plain_map(params.get("LinearModel")),
+        "problemPredicate": problem_predicate(sol),
+        "sizeMapping": size_mapping(sol),
+        "kernelName": kernel_name,
+        "name": name,
+        "index": index,
+        "libraryLogicIndex": int(params.get("SolutionIndex", -1)),
+    }
+
+
+def _plain_map(value: Any) -> dict[str, Any]:
+    return plain(value) if value else {}

@@ -1,0 +1,53 @@
+"""Writing a plan's `.dat` files and the manifest into a `library/` folder.
+
+Each file is written atomically, placeholders before their master, and the manifest last: a run that
+stops early leaves no master library that points at missing files and no manifest claiming completeness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from tensile_lite.library.documents import master_document, placeholder_document
+from tensile_lite.library.formats import DEFAULT_FORMAT, encode, file_name, write_atomic
+from tensile_lite.library.plan import ArchPlan, LibraryPlan
+
+MANIFEST = "TensileManifest.txt"
+
+
+def arch_file_names(ap: ArchPlan, fmt: str = DEFAULT_FORMAT) -> list[str]:
+    """The library files of one architecture: the master, then placeholders by name."""
+    return [file_name(ap.master_name, fmt)] + [file_name(p.name, fmt) for p in ap.placeholders]
+
+
+def code_object_names(ap: ArchPlan) -> list[str]:
+    """The code objects the full build writes next to the `.dat` files (one per placeholder + helpers)."""
+    return [f"Kernels.so-000-{ap.arch}.hsaco"] + [f"{p.name}.co" for p in ap.placeholders]
+
+
+def write_arch(ap: ArchPlan, library_dir: Path, fmt: str = DEFAULT_FORMAT) -> list[Path]:
+    written = []
+    for ph in ap.placeholders:
+        path = library_dir / file_name(ph.name, fmt)
+        write_atomic(path, encode(placeholder_document(ph), fmt))
+        written.append(path)
+    master = library_dir / file_name(ap.master_name, fmt)
+    write_atomic(master, encode(master_document(ap), fmt))
+    return [master, *written]
+
+
+def write_library(plan: LibraryPlan, library_dir: Path, fmt: str = DEFAULT_FORMAT) -> list[Path]:
+    """Write every architecture's master and placeholder files; returns their paths (master first)."""
+    paths: list[Path] = []
+    for ap in plan.archs:
+        paths += write_arch(ap, library_dir, fmt)
+    return paths
+
+
+def write_manifest(library_dir: Path, paths: Iterable[Path]) -> Path:
+    """`TensileManifest.txt`: one absolute path per line (CMake's build stamp), in the order given."""
+    text = "".join(f"{Path(p).resolve()}\n" for p in paths)
+    target = library_dir / MANIFEST
+    write_atomic(target, text.encode("utf-8"))
+    return target

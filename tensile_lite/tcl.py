@@ -1,0 +1,101 @@
+"""`TensileCreateLibrary`: the drop-in build driver.
+
+logic files -> model -> (supported solutions) -> library plan -> kernels -> code objects -> .dat files.
+Everything is written into a private staging folder inside OutputPath and moved into OutputPath/library
+only when the whole build succeeded; the manifest (CMake's stamp) is written last. A failed or interrupted
+run therefore never leaves a library that looks complete.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+
+from tensile_lite.errors import TensileLiteError
+from tensile_lite.tcl_args import TclRequest, build_parser, to_request
+
+
+@attrs.frozen(slots=True)
+class GemmKernelSource:
+    """One kernel for the code-object pipeline: generated in the worker from the frozen solution."""
+
+    name: str
+    arch: str
+    solution: object
+
+    def assembly_text(self) -> str:
+        from tensile_lite.asm.gemm import generate
+
+        return generate(self.solution, self.name)
+
+
+def unsupported_reasons(solution) -> tuple[str, ...]:
+    """Why the kernel writer cannot build a solution yet (empty: it can)."""
+    try:
+        from tensile_lite.asm.gemm.support import unsupported_reasons as reasons
+    except ImportError:
+        return ("no kernel writer installed",)
+    return tuple(reasons(solution))
+
+
+def _log(req: TclRequest, level: int, msg: str) -> None:
+    if req.verbose >= level:
+        print(msg, file=sys.stderr, flush=True)
+
+
+def run(req: TclRequest) -> int:
+    from tensile_lite.build import build_library
+
+    started = time.monotonic()
+    for flag in req.ignored:
+        _log(req, 2, f"note: {flag} is accepted for compatibility and has no effect")
+    out = Path(req.output_path)
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".tensile-lite-staging-", dir=out))
+    try:
+        summary = build_library(req, staging, log=lambda level, msg: _log(req, level, msg),
+                                unsupported=unsupported_reasons, kernel_source=GemmKernelSource)
+        _publish(staging, out / "library", summary.files)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    _log(req, 1, f"{summary.describe()} in {time.monotonic() - started:.1f} s")
+    return 0
+
+
+def _publish(staging: Path, library: Path, files: Sequence[str]) -> None:
+    """Move the finished files into place, then write the manifest last (CMake's build stamp)."""
+    library.mkdir(parents=True, exist_ok=True)
+    manifest = library / "TensileManifest.txt"
+    manifest.unlink(missing_ok=True)  # an old stamp must not survive a half-replaced library
+    for name in files:
+        os.replace(staging / "library" / name, library / name)
+    tmp = library / f".TensileManifest.txt.tmp-{os.getpid()}"
+    tmp.write_text("".join(f"{(library / name).resolve()}\n" for name in files))
+    os.replace(tmp, manifest)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)
+    try:
+        return run(to_request(ns))
+    except TensileLiteError as exc:
+        if ns.debug:
+            traceback.print_exc()
+        print(f"TensileCreateLibrary: error: {exc.one_line()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("TensileCreateLibrary: interrupted; temporary files removed, library left untouched",
+              file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

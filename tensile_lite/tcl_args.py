@@ -1,0 +1,165 @@
+"""TensileCreateLibrary's command line, accepted exactly as hipBLASLt's CMake passes it.
+
+Every upstream flag parses. The ones that change our output are honoured; the ones that only make sense
+for upstream's implementation (compiler choice, file merging, build ids...) are accepted and noted in the
+verbose log, never an error, so hipBLASLt's build calls us unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import attrs
+
+from tensile_lite.errors import TensileLiteError
+
+LIBRARY_FORMATS = ("msgpack", "msgpack-zstd", "msgpack-zlib", "yaml")
+
+# dest -> why we ignore it (shown with --verbose 2)
+IGNORED_FLAGS: dict[str, str] = {
+    "cxx_compiler": "we assemble with LLVM directly; no C++ compiler is involved",
+    "cmake_cxx_compiler": "no C++ compiler is involved",
+    "merge_files": "one code object per placeholder library is the only layout we write",
+    "num_merged_files": "one code object per placeholder library is the only layout we write",
+    "short_file_names": "kernel names are our own deterministic names",
+    "library_print_debug": "no debug printing is compiled into kernels",
+    "no_enumerate": "no local GPU is ever probed",
+    "package_library": "not used by hipBLASLt",
+    "embed_library": "not used by hipBLASLt",
+    "embed_library_key": "not used by hipBLASLt",
+    "generate_sources_and_exit": "we never write sources",
+    "logic_format": "logic files are read as YAML",
+    "print_timing": "timing is always in the summary",
+    "enable_marker": "markers are not generated",
+    "build_client": "no client is built",
+    "client_config": "no client is built",
+    "global_parameters": "there are no global parameters",
+    "no_generate_solution_table": "we never write MatchTable.yaml into the working directory",
+    "asm_debug": "debug info is not emitted",
+    "build_id": "code objects are always linked with --build-id=sha1",
+    "validate_library": "every .co is always checked after linking",
+    "separate_architectures": "architectures are always separate",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line and exit 2, like every other error
+        self.print_usage()
+        raise SystemExit(f"{self.prog}: error: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="TensileCreateLibrary",
+        description=(
+            "Build hipBLASLt's kernel library from logic files: library/TensileLibrary_lazy_<gfx>.dat, one "
+            ".dat + .co per placeholder library, Kernels.so-000-<gfx>.hsaco and TensileManifest.txt under "
+            "OutputPath. Accepts upstream's command line unchanged; solutions whose kernels tensile-lite "
+            "cannot generate yet are reported and left out consistently (or fail the build with --strict)."
+        ),
+    )
+    p.add_argument("LogicPath", help="folder searched recursively for <logic-filter>.yaml logic files")
+    p.add_argument("OutputPath", help="output folder; the library goes to OutputPath/library")
+    p.add_argument("RuntimeLanguage", choices=["OCL", "HIP", "HSA"], help="always HIP for hipBLASLt")
+    p.add_argument("--architecture", default="all",
+                   help="targets separated by ';' or '_', e.g. gfx90a:xnack+_gfx942 (features are accepted and "
+                        "ignored: code objects serve both xnack modes); default: every architecture found")
+    p.add_argument("--code-object-version", default="default", choices=["default", "V4", "V5", "4", "5"],
+                   help="code object version: default and V4 mean 4")
+    p.add_argument("--library-format", default="msgpack", choices=LIBRARY_FORMATS,
+                   help="msgpack (default), msgpack-zstd (one zstd frame, still .dat), msgpack-zlib (.dat.zlib), "
+                        "yaml (debugging)")
+    p.add_argument("--logic-filter", default="*", help="glob on logic file names (without .yaml)")
+    p.add_argument("--jobs", "-j", type=int, default=-1, help="worker processes (default: available cores)")
+    p.add_argument("--verbose", "-v", type=int, default=1, help="0 quiet, 1 progress and summary, 2 details")
+    p.add_argument("--keep-build-tmp", action="store_true",
+                   help="keep each kernel's .s and .o in OutputPath/build_tmp for debugging")
+    p.add_argument("--lazy-library-loading", action="store_true",
+                   help="accepted: the lazy layout is the only one we write")
+    p.add_argument("--version", dest="library_version", default=None, help="written as version into the master")
+    p.add_argument("--generate-manifest-and-exit", action="store_true",
+                   help="write only library/TensileManifest.txt and stop")
+    # ours
+    p.add_argument("--strict", action="store_true",
+                   help="fail if any solution needs a feature tensile-lite cannot generate yet")
+    p.add_argument("--assembler", default=None, help="clang with the AMDGPU backend (default: searched)")
+    p.add_argument("--linker", default=None, help="ld.lld (default: next to the assembler)")
+    p.add_argument("--debug", action="store_true", help="show a traceback on errors")
+    # accepted for compatibility, ignored (see IGNORED_FLAGS)
+    p.add_argument("--cxx-compiler", default=None)
+    p.add_argument("--cmake-cxx-compiler", default=None)
+    p.add_argument("--merge-files", dest="merge_files", action="store_true", default=True)
+    p.add_argument("--no-merge-files", dest="merge_files", action="store_false")
+    p.add_argument("--num-merged-files", type=int, default=1)
+    p.add_argument("--short-file-names", dest="short_file_names", action="store_true", default=False)
+    p.add_argument("--no-short-file-names", dest="short_file_names", action="store_false")
+    p.add_argument("--library-print-debug", dest="library_print_debug", action="store_true", default=False)
+    p.add_argument("--no-library-print-debug", dest="library_print_debug", action="store_false")
+    p.add_argument("--no-enumerate", action="store_true")
+    p.add_argument("--package-library", action="store_true")
+    p.add_argument("--embed-library", default=None)
+    p.add_argument("--embed-library-key", default=None)
+    p.add_argument("--logic-format", default="yaml", choices=["yaml", "json"])
+    p.add_argument("--generate-sources-and-exit", action="store_true")
+    p.add_argument("--print-timing", action="store_true")
+    p.add_argument("--separate-architectures", action="store_true")
+    p.add_argument("--enable-marker", action="store_true")
+    p.add_argument("--build-client", action="store_true")
+    p.add_argument("--client-config", action="store_true")
+    p.add_argument("--global-parameters", nargs="+", default=None)
+    p.add_argument("--no-generate-solution-table", action="store_true")
+    p.add_argument("--asm-debug", action="store_true")
+    p.add_argument("--build-id", default="sha1")
+    p.add_argument("--validate-library", action="store_true")
+    return p
+
+
+_ARCH = re.compile(r"^(gfx[0-9a-f]{3,4})(:[a-z0-9+-:]+)?$")
+
+
+def parse_architectures(value: str) -> tuple[str, ...]:
+    """`gfx908:xnack+_gfx90a;gfx942` -> ('gfx908', 'gfx90a', 'gfx942'); 'all' -> ()."""
+    parts = [p for p in re.split(r"[;_]", value.strip()) if p]
+    if not parts or parts == ["all"]:
+        return ()
+    out: list[str] = []
+    for part in parts:
+        m = _ARCH.match(part)
+        if not m:
+            raise TensileLiteError(f"--architecture: {part!r} is not an architecture such as gfx942 or gfx90a:xnack+")
+        if m.group(1) not in out:
+            out.append(m.group(1))
+    return tuple(out)
+
+
+@attrs.frozen(slots=True)
+class TclRequest:
+    logic_path: str
+    output_path: str
+    architectures: tuple[str, ...]  # empty: every architecture found
+    code_object_version: int
+    library_format: str
+    logic_filter: str
+    jobs: int | None
+    verbose: int
+    keep_build_tmp: bool
+    strict: bool
+    assembler: str | None
+    linker: str | None
+    library_version: str | None
+    manifest_only: bool
+    ignored: tuple[str, ...]
+
+
+def to_request(ns: argparse.Namespace) -> TclRequest:
+    defaults = vars(build_parser().parse_args(["x", "y", "HIP"]))
+    ignored = tuple(sorted(f"--{k.replace('_', '-')}" for k in IGNORED_FLAGS if vars(ns).get(k) != defaults.get(k)))
+    return TclRequest(
+        logic_path=ns.LogicPath, output_path=ns.OutputPath, architectures=parse_architectures(ns.architecture),
+        code_object_version=5 if ns.code_object_version in ("V5", "5") else 4, library_format=ns.library_format,
+        logic_filter=ns.logic_filter, jobs=None if ns.jobs is None or ns.jobs < 1 else ns.jobs,
+        verbose=ns.verbose, keep_build_tmp=ns.keep_build_tmp, strict=ns.strict, assembler=ns.assembler,
+        linker=ns.linker, library_version=ns.library_version, manifest_only=ns.generate_manifest_and_exit,
+        ignored=ignored,
+    )
