@@ -13,8 +13,7 @@ import re
 import attrs
 
 from tensile_lite.errors import TensileLiteError
-
-LIBRARY_FORMATS = ("msgpack", "msgpack-zstd", "msgpack-zlib", "yaml")
+from tensile_lite.library.formats import FORMATS as LIBRARY_FORMATS
 
 # dest -> why we ignore it (shown with --verbose 2)
 IGNORED_FLAGS: dict[str, str] = {

@@ -79,6 +79,53 @@ def _int_tuple(n: int) -> Callable[[Any], bool]:
     return lambda v: isinstance(v, tuple) and len(v) == n and all(isinstance(x, int) and x > 0 for x in v)
 
 
+# How each typed field is read: logic-file key and (check, what the check expects); None = any truthy flag.
+_INT = (_is_int, "an integer")
+_POS = (_is_pos, "a positive integer")
+_SOLUTION_FIELDS: dict[str, tuple[str, Any]] = {
+    "kernel_language": ("KernelLanguage", (lambda v: v in ("Assembly", "Source"), "'Assembly' or 'Source'")),
+    "workgroup": ("WorkGroup", (_int_tuple(3), "[x, y, z] positive integers")),
+    "thread_tile": ("ThreadTile", (_int_tuple(2), "[t0, t1] positive integers")),
+    "depth_u": ("DepthU", _POS),
+    "wavefront_size": ("WavefrontSize", (lambda v: v in (32, 64), "32 or 64")),
+    "global_read_vector_width_a": ("GlobalReadVectorWidthA", _INT),
+    "global_read_vector_width_b": ("GlobalReadVectorWidthB", _INT),
+    "local_read_vector_width": ("LocalReadVectorWidth", _INT),
+    "vector_width_a": ("VectorWidthA", _INT),
+    "vector_width_b": ("VectorWidthB", _INT),
+    "store_vector_width": ("StoreVectorWidth", _INT),
+    "lds_pad_a": ("LdsPadA", _INT),
+    "lds_pad_b": ("LdsPadB", _INT),
+    "lds_block_size_per_pad_a": ("LdsBlockSizePerPadA", _INT),
+    "lds_block_size_per_pad_b": ("LdsBlockSizePerPadB", _INT),
+    "transpose_lds": ("TransposeLDS", _INT),
+    "one_lds_buffer": ("1LDSBuffer", None),
+    "prefetch_global_read": ("PrefetchGlobalRead", _INT),
+    "prefetch_local_read": ("PrefetchLocalRead", _INT),
+    "inner_unroll": ("InnerUnroll", _POS),
+    "source_swap": ("SourceSwap", None),
+    "global_split_u_algorithm": ("GlobalSplitUAlgorithm", (lambda v: isinstance(v, str), "a string")),
+}
+_RUNTIME_FIELDS: dict[str, tuple[str, Any]] = {
+    "global_split_u": ("GlobalSplitU", _INT),
+    "workgroup_mapping": ("WorkGroupMapping", _INT),
+    "workgroup_mapping_xcc": ("WorkGroupMappingXCC", _INT),
+    "workgroup_mapping_xcc_group": ("WorkGroupMappingXCCGroup", _INT),
+    "stagger_u": ("StaggerU", _INT),
+    "stagger_u_stride": ("StaggerUStride", _INT),
+    "stagger_u_mapping": ("StaggerUMapping", _INT),
+    "global_split_u_coalesced": ("GlobalSplitUCoalesced", None),
+    "global_split_u_wgm_round_robin": ("GlobalSplitUWorkGroupMappingRoundRobin", None),
+}
+
+
+def _typed(params: Params, where: Where, table: dict[str, tuple[str, Any]]) -> dict[str, Any]:
+    out = {}
+    for field, (key, check) in table.items():
+        out[field] = bool(_get(params, key)) if check is None else _need(params, key, where, *check)
+    return out
+
+
 @attrs.frozen(slots=True, cache_hash=True)
 class Solution:
     """Everything needed to build one kernel and describe it in a library.
@@ -199,43 +246,10 @@ class Solution:
                 wave_group = _need(params, "MIWaveGroup", where, _int_tuple(2), "[waves0, waves1]")
         else:
             mi, wave_tile, wave_group = None, (1, 1), (1, 1)
-        runtime = RuntimeArgs(
-            global_split_u=_need(params, "GlobalSplitU", where, _is_int, "an integer"),
-            workgroup_mapping=_need(params, "WorkGroupMapping", where, _is_int, "an integer"),
-            workgroup_mapping_xcc=_need(params, "WorkGroupMappingXCC", where, _is_int, "an integer"),
-            workgroup_mapping_xcc_group=_need(params, "WorkGroupMappingXCCGroup", where, _is_int, "an integer"),
-            stagger_u=_need(params, "StaggerU", where, _is_int, "an integer"),
-            stagger_u_stride=_need(params, "StaggerUStride", where, _is_int, "an integer"),
-            stagger_u_mapping=_need(params, "StaggerUMapping", where, _is_int, "an integer"),
-            global_split_u_coalesced=bool(_get(params, "GlobalSplitUCoalesced")),
-            global_split_u_wgm_round_robin=bool(_get(params, "GlobalSplitUWorkGroupMappingRoundRobin")),
-        )
         return cls(
             problem_type=problem_type, params=params, arch=arch, index=index, name=name,
-            kernel_language=_need(params, "KernelLanguage", where, lambda v: v in ("Assembly", "Source"),
-                                  "'Assembly' or 'Source'"),
             custom_kernel_name=str(_get(params, "CustomKernelName") or ""),
             matrix_instruction=mi, mi_wave_tile=wave_tile, mi_wave_group=wave_group,
-            workgroup=_need(params, "WorkGroup", where, _int_tuple(3), "[x, y, z] positive integers"),
-            thread_tile=_need(params, "ThreadTile", where, _int_tuple(2), "[t0, t1] positive integers"),
-            depth_u=_need(params, "DepthU", where, _is_pos, "a positive integer"),
-            wavefront_size=_need(params, "WavefrontSize", where, lambda v: v in (32, 64), "32 or 64"),
-            global_read_vector_width_a=_need(params, "GlobalReadVectorWidthA", where, _is_int, "an integer"),
-            global_read_vector_width_b=_need(params, "GlobalReadVectorWidthB", where, _is_int, "an integer"),
-            local_read_vector_width=_need(params, "LocalReadVectorWidth", where, _is_int, "an integer"),
-            vector_width_a=_need(params, "VectorWidthA", where, _is_int, "an integer"),
-            vector_width_b=_need(params, "VectorWidthB", where, _is_int, "an integer"),
-            store_vector_width=_need(params, "StoreVectorWidth", where, _is_int, "an integer"),
-            lds_pad_a=_need(params, "LdsPadA", where, _is_int, "an integer"),
-            lds_pad_b=_need(params, "LdsPadB", where, _is_int, "an integer"),
-            lds_block_size_per_pad_a=_need(params, "LdsBlockSizePerPadA", where, _is_int, "an integer"),
-            lds_block_size_per_pad_b=_need(params, "LdsBlockSizePerPadB", where, _is_int, "an integer"),
-            transpose_lds=_need(params, "TransposeLDS", where, _is_int, "an integer"),
-            one_lds_buffer=bool(_get(params, "1LDSBuffer")),
-            prefetch_global_read=_need(params, "PrefetchGlobalRead", where, _is_int, "an integer"),
-            prefetch_local_read=_need(params, "PrefetchLocalRead", where, _is_int, "an integer"),
-            inner_unroll=_need(params, "InnerUnroll", where, _is_pos, "a positive integer"),
-            source_swap=bool(_get(params, "SourceSwap")),
-            global_split_u_algorithm=str(_get(params, "GlobalSplitUAlgorithm")),
-            runtime=runtime,
+            runtime=RuntimeArgs(**_typed(params, where, _RUNTIME_FIELDS)),
+            **_typed(params, where, _SOLUTION_FIELDS),
         )

@@ -1,0 +1,185 @@
+"""Per-wave and per-workgroup machine state, and the bookkeeping of outstanding memory operations.
+
+A wave holds its VGPR file as one (lanes, registers) uint32 array (so a register tuple of one lane
+is contiguous, as MFMA operands and multi-dword loads want), its scalar file as Python ints, and the
+exec mask both as an int (in the scalar file) and as a cached boolean lane array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensile_lite.emu.errors import HazardError
+from tensile_lite.emu.operands import EXEC_HI, EXEC_LO, SCALAR_SLOTS, scalar_slot_name
+
+# Uninitialised registers hold this: a NaN as f32, an unmapped address, an absurd integer.
+POISON32 = 0xFFBADBAD
+_LANE_BITS = np.uint64(1) << np.arange(64, dtype=np.uint64)
+# What an instruction's closure returns besides None (next instruction) and a target index.
+END = -1
+BARRIER = -2
+# Pending-register keys: VGPR file index i -> i, scalar slot s -> SCALAR_KEY + s.
+SCALAR_KEY = 1 << 20
+
+
+def mask_from_int(value: int, lanes: int) -> np.ndarray:
+    return (np.uint64(value & 0xFFFFFFFFFFFFFFFF) & _LANE_BITS[:lanes]) != 0
+
+
+def int_from_mask(mask: np.ndarray) -> int:
+    return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
+
+
+class MemoryContext:
+    """What memory instructions reach at run time: the launch's device memory and LDS policy."""
+
+    __slots__ = ("lds_oob", "memory")
+
+    def __init__(self, memory: object, lds_oob: str) -> None:
+        self.memory = memory
+        self.lds_oob = lds_oob
+
+
+class PendingOp:
+    """One issued memory operation that has not been waited for yet."""
+
+    __slots__ = ("address", "cls", "counters", "in_order", "is_lds_store", "keys", "text")
+
+    def __init__(self, keys: tuple[int, ...], counters: tuple[str, ...], cls: str, in_order: bool,
+                 text: str, address: int, is_lds_store: bool) -> None:
+        self.keys = keys
+        self.counters = set(counters)
+        self.cls = cls
+        self.in_order = in_order
+        self.text = text
+        self.address = address
+        self.is_lds_store = is_lds_store
+
+
+class Wave:
+    """The state of one wavefront. Mutable by design: it is the machine being emulated."""
+
+    __slots__ = ("accum_offset", "at_barrier", "barrier_signalled", "counters", "ended", "exec_full", "exec_mask", "icount", "lane_ids",
+                 "lanes", "pc", "pending", "queues", "s", "scc", "v", "wave_id", "workgroup")
+
+    def __init__(self, wave_id: int, lanes: int, vgprs: int, counters: tuple[str, ...],
+                 workgroup: Workgroup) -> None:
+        self.wave_id = wave_id
+        self.lanes = lanes
+        self.v = np.full((lanes, vgprs), POISON32, dtype=np.uint32)
+        self.s: list[int] = [POISON32] * (SCALAR_SLOTS + 1)
+        self.scc = 0
+        self.lane_ids = np.arange(lanes, dtype=np.uint32)
+        self.exec_mask = np.ones(lanes, dtype=bool)
+        self.exec_full = True
+        self.pending: dict[int, PendingOp] = {}
+        self.queues: dict[str, list[PendingOp]] = {c: [] for c in counters}
+        self.counters = counters
+        self.pc = 0
+        self.ended = False
+        self.at_barrier = False
+        self.icount = 0
+        self.barrier_signalled = False
+        self.workgroup = workgroup
+        self.accum_offset: int | None = None
+
+    # exec -------------------------------------------------------------------------------------
+    def set_exec(self, value: int) -> None:
+        value &= (1 << self.lanes) - 1
+        self.s[EXEC_LO] = value & 0xFFFFFFFF
+        self.s[EXEC_HI] = value >> 32 if self.lanes == 64 else self.s[EXEC_HI]
+        self.refresh_exec()
+
+    def refresh_exec(self) -> None:
+        value = self.exec_value()
+        self.exec_full = value == (1 << self.lanes) - 1
+        self.exec_mask = mask_from_int(value, self.lanes)
+
+    def exec_value(self) -> int:
+        if self.lanes == 64:
+            return self.s[EXEC_LO] | (self.s[EXEC_HI] << 32)
+        return self.s[EXEC_LO]
+
+    # outstanding memory operations ------------------------------------------------------------------
+    def issue(self, op: PendingOp) -> None:
+        for c in op.counters:
+            self.queues[c].append(op)
+        for k in op.keys:
+            prior = self.pending.get(k)
+            # Two loads of the same in-order class return in order; anything else may not.
+            if prior is not None and not (prior.in_order and op.in_order and prior.cls == op.cls):
+                raise HazardError(f"{self.key_name(k)} is the destination of `{op.text}` while the "
+                                  f"load `{prior.text}` at {prior.address:#x} into it is still "
+                                  "outstanding and may complete later")
+            self.pending[k] = op
+
+    def wait(self, counter: str, allowed: int) -> None:
+        """s_waitcnt <counter>(allowed): retire what the hardware guarantees to have completed."""
+        queue = self.queues.get(counter)
+        if not queue:
+            return
+        if allowed == 0:
+            done = list(queue)
+        else:
+            done = []
+            younger_in_order = 0
+            for op in reversed(queue):
+                if op.in_order:
+                    younger_in_order += 1
+                    if younger_in_order > allowed:
+                        done.append(op)
+        if not done:
+            return
+        finished = set(map(id, done))
+        self.queues[counter] = [op for op in queue if id(op) not in finished]
+        for op in done:
+            op.counters.discard(counter)
+            if not op.counters:
+                for k in op.keys:
+                    if self.pending.get(k) is op:
+                        del self.pending[k]
+
+    def check(self, keys: tuple[int, ...], what: str) -> None:
+        for k in keys:
+            op = self.pending.get(k)
+            if op is not None:
+                names = "/".join(sorted(op.counters))
+                raise HazardError(f"{self.key_name(k)} {what} before the load `{op.text}` at {op.address:#x} "
+                                  f"into it was waited for ({names})")
+
+    def key_name(self, key: int) -> str:
+        if key >= SCALAR_KEY:
+            return scalar_slot_name(key - SCALAR_KEY)
+        if self.accum_offset is not None and key >= self.accum_offset:
+            return f"a{key - self.accum_offset}"
+        return f"v{key}"
+
+    def lds_stores_in_flight(self) -> list[PendingOp]:
+        seen: list[PendingOp] = []
+        for queue in self.queues.values():
+            for op in queue:
+                if op.is_lds_store and op not in seen:
+                    seen.append(op)
+        return seen
+
+
+class Workgroup:
+    """LDS and barrier state shared by the waves of one workgroup."""
+
+    __slots__ = ("barrier_generation", "id", "lds", "lds_read_gen", "lds_reader", "lds_write_gen",
+                 "lds_writer", "mem", "track_races")
+
+    def __init__(self, wg_id: tuple[int, int, int], lds_bytes: int, track_races: bool,
+                 mem: MemoryContext) -> None:
+        self.id = wg_id
+        self.mem = mem
+        self.lds = np.zeros(max(lds_bytes, 0), dtype=np.uint8)
+        self.barrier_generation = 0
+        self.track_races = track_races and lds_bytes > 0
+        if self.track_races:
+            self.lds_writer = np.full(lds_bytes, -1, dtype=np.int16)
+            self.lds_write_gen = np.full(lds_bytes, -1, dtype=np.int32)
+            self.lds_reader = np.full(lds_bytes, -1, dtype=np.int16)
+            self.lds_read_gen = np.full(lds_bytes, -1, dtype=np.int32)
+        else:
+            self.lds_writer = self.lds_write_gen = self.lds_reader = self.lds_read_gen = None
