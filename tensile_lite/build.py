@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import collections
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import attrs
 
+from tensile_lite.asm.gemm import GemmKernel, runtime_overrides_read
+from tensile_lite.asm.gemm import unsupported_reasons as writer_unsupported
+from tensile_lite.codeobj.assemble import assemble, link
+from tensile_lite.codeobj.pipeline import BuildOptions, build_code_objects
+from tensile_lite.codeobj.pipeline import LibraryPlan as CodeObjectPlan
+from tensile_lite.codeobj.toolchain import find_toolchain_for
+from tensile_lite.codeobj.trivial import TrivialKernel
 from tensile_lite.errors import BuildError
+from tensile_lite.library.formats import file_name
+from tensile_lite.library.plan import build_plan
+from tensile_lite.library.writer import write_arch
 from tensile_lite.logic import find_logic_files, read_logic_file
 from tensile_lite.model import LogicFile, Solution
 from tensile_lite.tcl_args import TclRequest
@@ -72,37 +83,29 @@ def report_unsupported(logic: list[LogicFile], unsupported: Callable[[Solution],
 def write_helper_code_object(toolchain, arch: str, dest: Path, cov: int) -> None:
     """Kernels.so-000-<gfx>.hsaco: the helper kernels the included solutions need. Our kernels need none
     (no split-K post-processing, fused epilogues only), so it is a valid code object with one no-op kernel."""
-    import tempfile
-
-    from tensile_lite.codeobj.assemble import assemble, link
-    from tensile_lite.codeobj.trivial import TrivialKernel
-
     with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
         obj = assemble(toolchain, TrivialKernel(HELPER_KERNEL, arch, cov).assembly_text(), arch,
                        Path(tmp) / "helpers.o", code_object_version=cov)
         link(toolchain, [obj], dest)
 
 
-def _sources_by_library(ap, kernel_source: Callable[..., object]):
+def _sources_by_library(ap, kernel_source: Callable[..., object], cov: int):
     """Kernels library by library, so each `.co` links (and its objects go) as early as possible."""
     seen: set[str] = set()
     for ph in ap.placeholders:
         for name in ph.kernel_names:
             if name not in seen:
                 seen.add(name)
-                yield kernel_source(name, ap.arch, ap.kernels[name].solution)
+                yield kernel_source(ap.kernels[name].solution, name, code_object_version=cov)
 
 
-def build_library(req: TclRequest, staging: Path, log: Log, unsupported: Callable[[Solution], tuple[str, ...]],
-                  kernel_source: Callable[..., object]) -> BuildSummary:
-    """Write the complete library for `req` into `staging/library`; return what was written."""
-    from tensile_lite.codeobj.pipeline import BuildOptions, build_code_objects
-    from tensile_lite.codeobj.pipeline import LibraryPlan as CodeObjectPlan
-    from tensile_lite.codeobj.toolchain import find_toolchain_for
-    from tensile_lite.library.formats import file_name
-    from tensile_lite.library.plan import build_plan
-    from tensile_lite.library.writer import write_arch
+def build_library(req: TclRequest, staging: Path, log: Log,
+                  unsupported: Callable[[Solution], tuple[str, ...]] = writer_unsupported,
+                  kernel_source: Callable[..., object] = GemmKernel.of) -> BuildSummary:
+    """Write the complete library for `req` into `staging/library`; return what was written.
 
+    `unsupported` and `kernel_source` default to the GEMM writer; tests substitute stand-ins to check
+    the plumbing alone."""
     logic = read_selected(req, log)
     missing = report_unsupported(logic, unsupported, req.strict, log)
     reasons_by_key = {}
@@ -133,7 +136,7 @@ def build_library(req: TclRequest, staging: Path, log: Log, unsupported: Callabl
         co_plans = [CodeObjectPlan(p.name, ap.arch, p.kernel_names) for p in ap.placeholders if p.solutions]
         toolchain = toolchains[ap.arch]
         if co_plans:
-            sources = _sources_by_library(ap, kernel_source)
+            sources = _sources_by_library(ap, kernel_source, req.code_object_version)
             options = BuildOptions(jobs=req.jobs, code_object_version=req.code_object_version,
                                    keep_build_tmp=req.keep_build_tmp, tmp_parent=staging,
                                    progress="auto" if req.verbose >= 1 else "off")
@@ -141,7 +144,7 @@ def build_library(req: TclRequest, staging: Path, log: Log, unsupported: Callabl
             kernels_total += len(ap.kernels)
         write_helper_code_object(toolchain, ap.arch, library / f"Kernels.so-000-{ap.arch}.hsaco",
                                  req.code_object_version)
-        written = write_arch(ap, library, req.library_format)
+        written = write_arch(ap, library, req.library_format, honoured=runtime_overrides_read)
         files += [p.name for p in written]
         files += [f"Kernels.so-000-{ap.arch}.hsaco"] + [f"{p.name}.co" for p in ap.placeholders if p.solutions]
     supported_count = sum(ap.solution_count for ap in plan.archs)

@@ -17,33 +17,9 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-import attrs
-
+from tensile_lite.build import build_library
 from tensile_lite.errors import TensileLiteError
 from tensile_lite.tcl_args import TclRequest, build_parser, to_request
-
-
-@attrs.frozen(slots=True)
-class GemmKernelSource:
-    """One kernel for the code-object pipeline: generated in the worker from the frozen solution."""
-
-    name: str
-    arch: str
-    solution: object
-
-    def assembly_text(self) -> str:
-        from tensile_lite.asm.gemm import generate
-
-        return generate(self.solution, self.name)
-
-
-def unsupported_reasons(solution) -> tuple[str, ...]:
-    """Why the kernel writer cannot build a solution yet (empty: it can)."""
-    try:
-        from tensile_lite.asm.gemm.support import unsupported_reasons as reasons
-    except ImportError:
-        return ("no kernel writer installed",)
-    return tuple(reasons(solution))
 
 
 def _log(req: TclRequest, level: int, msg: str) -> None:
@@ -52,8 +28,6 @@ def _log(req: TclRequest, level: int, msg: str) -> None:
 
 
 def run(req: TclRequest) -> int:
-    from tensile_lite.build import build_library
-
     started = time.monotonic()
     for flag in req.ignored:
         _log(req, 2, f"note: {flag} is accepted for compatibility and has no effect")
@@ -61,8 +35,7 @@ def run(req: TclRequest) -> int:
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".tensile-lite-staging-", dir=out))
     try:
-        summary = build_library(req, staging, log=lambda level, msg: _log(req, level, msg),
-                                unsupported=unsupported_reasons, kernel_source=GemmKernelSource)
+        summary = build_library(req, staging, log=lambda level, msg: _log(req, level, msg))
         _publish(staging, out / "library", summary.files)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -12,13 +12,13 @@ from typing import Any
 from tensile_lite.library.plan import ArchPlan, PlaceholderPlan
 from tensile_lite.library.predicates import Node, conjunction, hardware_sort_key, pred, sort_key, true_pred
 from tensile_lite.library.selection import selection_library
-from tensile_lite.library.solution_entry import solution_entry, type_predicates
+from tensile_lite.library.solution_entry import Honoured, solution_entry, type_predicates
 
 
-def placeholder_document(ph: PlaceholderPlan) -> dict[str, Any]:
+def placeholder_document(ph: PlaceholderPlan, honoured: Honoured | None = None) -> dict[str, Any]:
     solutions = [
         solution_entry(s.solution, index=s.index, kernel_name=s.kernel_name, name=s.name, arch=ph.arch,
-                       cu_count=ph.cu_count)
+                       cu_count=ph.cu_count, honoured=honoured)
         for s in ph.solutions
     ]
 

@@ -7,6 +7,7 @@ re-derivations in `derived`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tensile_lite.library import activation, derived
@@ -26,6 +27,9 @@ _AI_ASSERTS: tuple[tuple[str, str], ...] = (
     ("AssertAIGreaterThanEqual", "AIGreaterThanEqual"),
     ("AssertAILessThanEqual", "AILessThanEqual"),
 )
+
+# solution -> {"gsu": bool, "wgm": bool, "staggerU": bool}: what the kernel reads from the argument header
+Honoured = Callable[[Solution], Mapping[str, bool]]
 
 
 def problem_type_entry(v: ProblemView) -> dict[str, Any]:
@@ -192,14 +196,22 @@ def size_mapping(sol: Solution) -> dict[str, Any]:
 
 
 def solution_entry(sol: Solution, *, index: int, kernel_name: str, name: str, arch: str,
-                   cu_count: int | None) -> dict[str, Any]:
-    """The complete `.dat` entry; `index` is the build-wide solution index of this architecture."""
+                   cu_count: int | None, honoured: Honoured | None = None) -> dict[str, Any]:
+    """The complete `.dat` entry; `index` is the build-wide solution index of this architecture.
+
+    `honoured(sol)` says which runtime overrides (gsu, wgm, staggerU) the built kernel really reads; a
+    flag the kernel ignores is declared unsupported, so the runtime never relies on it.
+    """
     params = sol.params
+    support = derived.internal_support(sol)
+    if honoured is not None:
+        reads = honoured(sol)
+        support = {k: (v and reads.get(k, True)) if isinstance(v, bool) else v for k, v in support.items()}
     # Same-for-every-solution fields first, changing ones last (see size_mapping); the reader goes by key.
     return {
         "problemType": problem_type_entry(derived.view(sol)),
         "hardwarePredicate": hardware(arch, cu_count),
-        "internalArgsSupport": derived.internal_support(sol),
+        "internalArgsSupport": support,
         "debugKernel": bool(params.get("DebugKernel", False)),
         "ideals": _plain_map(params.get("Ideals")),
         "linearModel": _plain_map(params.get("LinearModel")),

@@ -12,6 +12,7 @@ from pathlib import Path
 from tensile_lite.library.documents import master_document, placeholder_document
 from tensile_lite.library.formats import DEFAULT_FORMAT, encode, file_name, write_atomic
 from tensile_lite.library.plan import ArchPlan, LibraryPlan
+from tensile_lite.library.solution_entry import Honoured
 
 MANIFEST = "TensileManifest.txt"
 
@@ -26,11 +27,13 @@ def code_object_names(ap: ArchPlan) -> list[str]:
     return [f"Kernels.so-000-{ap.arch}.hsaco"] + [f"{p.name}.co" for p in ap.placeholders]
 
 
-def write_arch(ap: ArchPlan, library_dir: Path, fmt: str = DEFAULT_FORMAT) -> list[Path]:
+def write_arch(ap: ArchPlan, library_dir: Path, fmt: str = DEFAULT_FORMAT,
+               honoured: Honoured | None = None) -> list[Path]:
+    """`honoured`: what the built kernels read from the argument header (None: as the logic file says)."""
     written = []
     for ph in ap.placeholders:
         path = library_dir / file_name(ph.name, fmt)
-        write_atomic(path, encode(placeholder_document(ph), fmt))
+        write_atomic(path, encode(placeholder_document(ph, honoured), fmt))
         written.append(path)
     master = library_dir / file_name(ap.master_name, fmt)
     write_atomic(master, encode(master_document(ap), fmt))

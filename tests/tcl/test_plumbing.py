@@ -20,7 +20,8 @@ def _build(logic: Path, out: Path, jobs: int) -> None:
                                                 str(logic), str(out), "HIP"]))
     staging = out / "staging"
     summary = build_library(req, staging, log=lambda *_: None, unsupported=lambda _s: (),
-                            kernel_source=lambda name, arch, _sol: TrivialKernel(name, arch))
+                            kernel_source=lambda sol, name, code_object_version: TrivialKernel(
+                                name, sol.arch, code_object_version))
     _publish(staging, out / "library", summary.files)
     assert summary.supported == summary.solutions > 0
 

@@ -1,0 +1,235 @@
+"""The runtime's kernel-argument contract for GEMM kernels (KernArgsVersion 2, argType 0).
+
+One typed, ordered argument list per problem type serves both sides: the kernel's `.amdgpu_metadata`
+`.args` and `pack_kernel_args`, which lays the bytes out exactly as hipBLASLt's host does
+(`ContractionSolution::generateSingleCall` appending values with no alignment padding;
+spec/kernel_anatomy.md §1.5).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from tensile_lite.asm.kernel import ArgumentLayout, KernelArgument, pack_arguments
+from tensile_lite.errors import BuildError
+from tensile_lite.model import DataType, ProblemType, Solution
+
+# Metadata value types of the element types a v1 kernel touches.
+VALUE_TYPES: Mapping[DataType, str] = {
+    DataType.H: "f16", DataType.B: "bf16", DataType.S: "f32", DataType.D: "f64", DataType.I: "i32",
+    DataType.I8: "i8",
+}
+HEADER_BYTES = 16
+ARG_TYPE_INLINE = 0  # argType 0: the arguments follow the header in the kernarg segment
+
+
+def _scalar_type(dt: DataType) -> str:
+    # Half-precision alpha/beta travel as two f16 values that the kernel reads as one packed dword.
+    if dt is DataType.H:
+        return "pkf16"
+    if dt in (DataType.S, DataType.D, DataType.I):
+        return VALUE_TYPES[dt]
+    raise BuildError(f"alpha/beta of compute type {dt.letter} are not supported")
+
+
+def _unsupported_extras(pt: ProblemType) -> list[str]:
+    extras = []
+    if pt.use_scale_ab:
+        extras.append("scaleA/scaleB")
+    if pt.use_scale_cd:
+        extras.append("scaleC/scaleD")
+    if pt.use_scale_alpha_vec:
+        extras.append("scaleAlphaVec")
+    if pt.use_bias:
+        extras.append("bias")
+    if pt.use_e:
+        extras.append("E")
+    if pt.activation_type != "none":
+        extras.append("activation")
+    if pt.output_amax_d:
+        extras.append("amaxD")
+    if pt.stochastic_rounding:
+        extras.append("RNDSeed")
+    if pt.sparse:
+        extras.append("sparse metadata")
+    if not pt.strided_batched:
+        extras.append("batched pointer arrays")
+    if pt.params.get("UseInitialStridesAB") or pt.params.get("UseInitialStridesCD"):
+        extras.append("initial strides")
+    return extras
+
+
+def _stride_names(tensor: str, rank: int) -> list[str]:
+    # The unit stride of the first index is not passed (UseInitialStrides off).
+    return [f"stride{tensor}{d}" for d in range(rank - 1)]
+
+
+def kernel_arguments(pt: ProblemType) -> tuple[KernelArgument, ...]:
+    """The `.args` of a v1 GEMM kernel for this problem type, in runtime order.
+
+    Only the argType-0 layout without epilogue extras is described here; anything else raises, so
+    a kernel can never declare a layout its host would not send.
+    """
+    extras = _unsupported_extras(pt)
+    if extras:
+        raise BuildError(f"problem type {pt.name}: kernel arguments for {', '.join(extras)} are not "
+                         "supported by this writer")
+    args = [KernelArgument.value("Gemm info", "u32"), KernelArgument.value("kernel info0", "u32"),
+            KernelArgument.value("kernel info1", "u32"), KernelArgument.value("numWG", "u32")]
+    args += [KernelArgument.value(f"SizesFree{i}", "u32") for i in range(pt.num_indices_c)]
+    args += [KernelArgument.value(f"SizesSum{i}", "u32") for i in range(len(pt.indices_summation))]
+    for name, dt in (("D", pt.dest_type), ("C", pt.dest_type), ("A", pt.a_type), ("B", pt.b_type)):
+        args.append(KernelArgument.pointer(name, VALUE_TYPES.get(dt, "struct")))
+    for tensor, rank in (("D", pt.num_indices_c), ("C", pt.num_indices_c),
+                         ("A", len(pt.index_assignments_a)), ("B", len(pt.index_assignments_b))):
+        args += [KernelArgument.value(n, "u32") for n in _stride_names(tensor, rank)]
+    scalar = _scalar_type(pt.compute_type)
+    args.append(KernelArgument.value("alpha", scalar))
+    if pt.use_beta:
+        args.append(KernelArgument.value("beta", scalar))
+    return tuple(args)
+
+
+def argument_layout(pt: ProblemType) -> ArgumentLayout:
+    return pack_arguments(kernel_arguments(pt))
+
+
+@attrs.frozen(slots=True)
+class GemmProblem:
+    """One GEMM call as the host describes it: sizes and strides in elements.
+
+    Strides are per tensor, for its dimensions after the first (the unit stride is implied), in the
+    order of the tensor's index assignments: for `Cijk_Ailk_Bljk`, A's are (lda, batch stride).
+    `None` means packed (each stride the product of the sizes before it).
+    """
+
+    m: int
+    n: int
+    k: int
+    batch: int = 1
+    strides_a: tuple[int, ...] | None = None
+    strides_b: tuple[int, ...] | None = None
+    strides_c: tuple[int, ...] | None = None
+    strides_d: tuple[int, ...] | None = None
+
+    def free_sizes(self, pt: ProblemType) -> tuple[int, ...]:
+        return (self.m, self.n, self.batch)[:pt.num_indices_c]
+
+    def index_size(self, pt: ProblemType, index: int) -> int:
+        """The size of problem index `index` (0 = I = M, 1 = J = N, 2 = batch, then the summation)."""
+        sizes = {0: self.m, 1: self.n}
+        if pt.num_indices_c == 3:
+            sizes[2] = self.batch
+        sizes[pt.indices_summation[-1]] = self.k
+        return sizes[index]
+
+    def tensor_strides(self, pt: ProblemType, tensor: str) -> tuple[int, ...]:
+        """The passed (non-unit) strides of tensor 'A', 'B', 'C' or 'D', packed when not given."""
+        assign = {"A": pt.index_assignments_a, "B": pt.index_assignments_b}.get(
+            tensor, tuple(range(pt.num_indices_c)))
+        given = {"A": self.strides_a, "B": self.strides_b, "C": self.strides_c, "D": self.strides_d}[tensor]
+        if given is not None:
+            if len(given) != len(assign) - 1:
+                raise BuildError(f"tensor {tensor} takes {len(assign) - 1} strides, got {len(given)}")
+            return tuple(given)
+        out, running = [], 1
+        for idx in assign[:-1]:
+            running *= max(self.index_size(pt, idx), 1)
+            out.append(running)
+        return tuple(out)
+
+    def tensor_elements(self, pt: ProblemType, tensor: str) -> int:
+        """Elements a buffer for `tensor` must hold: one past the largest element offset (0 if empty)."""
+        assign = {"A": pt.index_assignments_a, "B": pt.index_assignments_b}.get(
+            tensor, tuple(range(pt.num_indices_c)))
+        strides = (1, *self.tensor_strides(pt, tensor))
+        sizes = [self.index_size(pt, i) for i in assign]
+        if any(s == 0 for s in sizes):
+            return 0
+        return 1 + sum((s - 1) * st for s, st in zip(sizes, strides, strict=True))
+
+
+def num_workgroups(sol: Solution, problem: GemmProblem) -> int:
+    """The flattened 1-D grid the runtime launches on gfx9/gfx11 (spec §1.6): tiles x batch x GSU."""
+    mt0, mt1 = sol.macro_tile
+    tiles = math.ceil(problem.m / mt0) * math.ceil(problem.n / mt1)
+    batch = problem.batch if sol.problem_type.num_indices_c == 3 else 1
+    return tiles * batch * sol.runtime.global_split_u
+
+
+def stagger_stride_shift(sol: Solution) -> int:
+    """Upstream's `_staggerStrideShift`: log2 of the StaggerU stride in unroll iterations."""
+    if sol.runtime.stagger_u == 0:
+        return 0
+    bpe = sol.problem_type.data_type.num_bytes
+    unit = sol.depth_u * bpe
+    stride = sol.runtime.stagger_u_stride
+    if stride == -1 or stride < unit:
+        stride = unit
+    return math.ceil(math.log2(stride / unit))
+
+
+def internal_args(sol: Solution, *, cu_count: int = 0) -> tuple[int, int]:
+    """The two header words the runtime derives from the solution (`internalArgs`, `internalArgs1`)."""
+    rt = sol.runtime
+    su = rt.stagger_u if rt.stagger_u else 0
+    mapping = rt.stagger_u_mapping if rt.stagger_u else 0
+    stagger = (mapping << 13) | ((stagger_stride_shift(sol) << 8) & 0x1F00) | (su & 0xFF)
+    info0 = (stagger << 16) | (rt.global_split_u & 0x3FFF)
+    info0 |= (int(rt.global_split_u_wgm_round_robin) << 14) | (int(rt.global_split_u_coalesced) << 15)
+    group = rt.workgroup_mapping_xcc_group
+    if group == -1 and rt.workgroup_mapping_xcc > 1:
+        group = cu_count
+    info1 = (rt.workgroup_mapping & 0xFFFF) | ((rt.workgroup_mapping_xcc & 0x3F) << 16) | ((group & 0x3FF) << 22)
+    return info0 & 0xFFFFFFFF, info1 & 0xFFFFFFFF
+
+
+def _scalar_bytes(value_type: str, value: float) -> bytes:
+    if value_type == "f32":
+        return struct.pack("<f", value)
+    if value_type == "f64":
+        return struct.pack("<d", value)
+    if value_type == "i32":
+        return struct.pack("<i", int(value))
+    if value_type == "pkf16":
+        # the host appends the half value and a second half (alpha_2), 2 + 2 bytes
+        return struct.pack("<ee", value, 0.0)
+    raise BuildError(f"cannot pack a scalar of type {value_type}")
+
+
+def pack_kernel_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
+                     beta: float = 0.0, *, gemm_count: int = 1, arg_type: int = ARG_TYPE_INLINE,
+                     cu_count: int = 0) -> bytes:
+    """The kernarg bytes hipBLASLt sends for one call of `sol` on `problem`.
+
+    `buffers` maps 'A', 'B', 'C', 'D' to device addresses. Values are appended in the order of
+    `kernel_arguments` with no padding, as the runtime does; the result is checked against that
+    layout so the two can never drift apart.
+    """
+    pt = sol.problem_type
+    layout = argument_layout(pt)
+    info0, info1 = internal_args(sol, cu_count=cu_count)
+    values: list[bytes] = [struct.pack("<IIII", (gemm_count & 0x3FFFFFFF) | (arg_type << 30), info0, info1,
+                                       num_workgroups(sol, problem))]
+    values += [struct.pack("<I", s) for s in problem.free_sizes(pt)]
+    values.append(struct.pack("<I", problem.k))
+    values += [struct.pack("<Q", buffers[t]) for t in ("D", "C", "A", "B")]
+    for tensor in ("D", "C", "A", "B"):
+        values += [struct.pack("<I", s) for s in problem.tensor_strides(pt, tensor)]
+    scalar = _scalar_type(pt.compute_type)
+    values.append(_scalar_bytes(scalar, alpha))
+    if pt.use_beta:
+        values.append(_scalar_bytes(scalar, beta))
+    blob = b"".join(values)
+    if len(blob) != layout.size:
+        raise BuildError(f"packed {len(blob)} bytes but the layout of {pt.name} has {layout.size}")
+    return blob
+
+
+def argument_offsets(args: Sequence[KernelArgument]) -> dict[str, int]:
+    """Name -> byte offset for a tightly packed argument list."""
+    return {p.argument.name: p.offset for p in pack_arguments(args).arguments}

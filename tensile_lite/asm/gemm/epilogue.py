@@ -1,0 +1,261 @@
+"""Stage 6: D = alpha * acc + beta * C, converted to the destination type and stored.
+
+Per element, in f32: t = alpha * acc, then t = fma(C, beta, t) only when beta's bits are not zero
+(beta == +0.0 never reads C), then the conversion (f16: hardware RNE; bf16: RNE in software with
+NaN kept; spec/epilogue_semantics.md §1.1, §3). Four variants are selected per workgroup: full
+tile or edge tile, times beta zero or not.
+
+Accumulator register r of lane l holds row 4 * (l / n) + (r % 4) + (r / 4) * 4 * (64 / n) and column
+l % n of its block (spec/matrix_instructions.md §3.2): each group of four registers is four
+consecutive rows of one column, one vector in memory since rows are D's contiguous dimension.
+Full tiles store those vectors; edge tiles store element by element, with elements outside M x N
+pointed past every buffer so their stores are dropped (and their C loads read 0).
+"""
+
+from __future__ import annotations
+
+from tensile_lite.asm.arith import udiv_const
+from tensile_lite.asm.gemm.emit import Emitter
+from tensile_lite.asm.modifiers import Buf
+from tensile_lite.asm.operands import Reg
+from tensile_lite.model import DataType
+
+BF16_NAN = 0x7FFF0000
+
+
+class _Regs:
+    """The epilogue's working registers, carved out of the map's epilogue block."""
+
+    def __init__(self, e: Emitter) -> None:
+        cd = e.plan.mfma.cd_regs
+        blk = e.r.epilogue
+        self.row = blk[0]          # lane's first row within the tile
+        self.col = blk[1]          # lane's column within the tile
+        self.off_d = blk[2]        # lane's byte offset into the D tile
+        self.off_c = blk[3]        # ... and into the C tile
+        self.values = blk[4:4 + cd]
+        self.c = blk[4 + cd:4 + 2 * cd]
+        rest = blk[4 + 2 * cd:]
+        self.rows_left = rest[0]   # rows of M left below the lane's first row (signed)
+        self.addr_c = rest[1]
+        self.addr_d = rest[2]
+        self.t = rest[3]
+        self.nan = rest[4]         # the bf16 NaN pattern
+
+
+def _quads(e: Emitter) -> list[int]:
+    """Row offset of each group of four accumulator registers within a block."""
+    plan = e.plan
+    groups = 64 // plan.mfma.n
+    return [g * 4 * groups for g in range(plan.mfma.cd_regs // 4)]
+
+
+def _lane_coordinates(e: Emitter, w: _Regs) -> None:
+    isa, r, plan = e.isa, e.r, e.plan
+    v = r.vtmp
+    m, n = plan.mfma.m, plan.mfma.n
+    wt0, wt1 = plan.wave_tile
+    wg0 = plan.wave_group[0]
+    e(isa.v_lshrrev_b32(v[0], 6, r.tid))                       # wave
+    e(isa.v_and_b32(v[1], 63, r.tid))                           # lane
+    e(udiv_const(isa, v[2], v[0], wg0, v[3], v[4]))             # v2 = wave / wg0, v4 = wave % wg0
+    e(udiv_const(isa, v[5], v[1], n, v[3], v[6]))               # v5 = lane / n, v6 = lane % n
+    e.v_mul_const(w.row, v[4], wt0 * m)
+    e.v_mul_const(v[5], v[5], 4)
+    e(isa.v_add_u32(w.row, w.row, v[5]))
+    e.v_mul_const(w.col, v[2], wt1 * n)
+    e(isa.v_add_u32(w.col, w.col, v[6]))
+    bpe = plan.dest_bpe
+    for off, name in ((w.off_d, "D"), (w.off_c, "C")):
+        e(isa.v_mul_lo_u32(v[0], w.col, r.arg(f"stride{name}0")))
+        e(isa.v_add_u32(v[0], v[0], w.row))
+        e.v_mul_const(off, v[0], bpe)
+    # rows left below the lane's first row: M - tile0 - row (signed)
+    t = r.stmp
+    e(isa.s_sub_u32(t[0], r.arg("SizesFree0"), r.tile0))
+    e(isa.v_sub_u32(w.rows_left, t[0], w.row))
+
+
+def _column_offsets(e: Emitter, t1: int) -> tuple[Reg | int, Reg | int]:
+    """soffsets (bytes) of block column t1 in D and C."""
+    isa, r, plan = e.isa, e.r, e.plan
+    if t1 == 0:
+        return 0, 0
+    cols = t1 * plan.mfma.n
+    out = []
+    for name, reg in (("D", r.stmp[4]), ("C", r.stmp[5])):
+        e(isa.s_mul_i32(reg, r.arg(f"stride{name}0"), cols * plan.dest_bpe))
+        out.append(reg)
+    return out[0], out[1]
+
+
+def _c_to_f32(e: Emitter, dst: Reg, c: Reg, half: int) -> Reg:
+    """C element `half` of register c as f32 in dst (f32 C is used in place)."""
+    isa, dt = e.isa, e.plan.dest_type
+    if dt is DataType.S:
+        return c
+    if dt is DataType.H:
+        if half:
+            e(isa.v_lshrrev_b32(dst, 16, c), isa.v_cvt_f32_f16(dst, dst))
+        else:
+            e(isa.v_cvt_f32_f16(dst, c))
+        return dst
+    # bf16: the 16 bits are the top of an f32
+    if half:
+        e(isa.v_and_b32(dst, 0xFFFF0000, c))
+    else:
+        e(isa.v_lshlrev_b32(dst, 16, c))
+    return dst
+
+
+def _scale(e: Emitter, w: _Regs, count: int, beta: bool, c_regs: list[tuple[Reg, int]]) -> None:
+    """values = alpha * values (+ beta * C)."""
+    isa, r = e.isa, e.r
+    alpha = r.arg("alpha")
+    for i in range(count):
+        val = w.values[i]
+        e(isa.v_mul_f32(val, alpha, val))
+        if beta:
+            c, half = c_regs[i]
+            cf = _c_to_f32(e, w.t, c, half)
+            e(isa.v_fmac_f32(val, r.arg("beta"), cf))
+
+
+def _bf16_round(e: Emitter, val: Reg, tmp: Reg, k7fff: Reg, nan: Reg) -> None:
+    """val = round-to-nearest-even bf16 of val in its top 16 bits (NaN becomes 0x7FFF)."""
+    isa = e.isa
+    vcc = e.plan.arch.vcc
+    e(isa.v_bfe_u32(tmp, val, 16, 1))
+    e(isa.v_add3_u32(tmp, val, tmp, k7fff))
+    e(isa.v_cmp_o_f32(vcc, val, val))
+    e(isa.v_cndmask_b32(val, nan, tmp, vcc))
+
+
+def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg | int,
+                soff_c: Reg | int) -> None:
+    isa, r, plan = e.isa, e.r, e.plan
+    cd = plan.mfma.cd_regs
+    bpe = plan.dest_bpe
+    wt1 = plan.wave_tile[1]
+    base = (t0 * wt1 + t1) * cd
+    quads = _quads(e)
+    e(isa.v_accvgpr_read_b32(w.values[i], r.acc[base + i]) for i in range(cd))
+    c_regs: list[tuple[Reg, int]] = []
+    if beta:
+        load = isa.buffer_load_dwordx4 if bpe == 4 else isa.buffer_load_dwordx2
+        per = 4 * bpe // 4
+        for g, row in enumerate(quads):
+            offset = (t0 * plan.mfma.m + row) * bpe
+            e(load(w.c[g * per:(g + 1) * per], w.off_c, r.srd_c, soff_c, mods=Buf(offen=True, offset=offset)))
+        e.wait(vmcnt=0)
+        for i in range(cd):
+            g, j = divmod(i, 4)
+            c_regs.append((w.c[g * per + j], 0) if bpe == 4 else (w.c[g * per + j // 2], j % 2))
+    _scale(e, w, cd, beta, c_regs)
+    dt = plan.dest_type
+    if dt is DataType.S:
+        out = w.values
+    elif dt is DataType.H:
+        for i in range(cd):
+            e(isa.v_cvt_f16_f32(w.values[i], w.values[i]))
+        for i in range(cd // 2):
+            e(isa.v_pack_b32_f16(w.c[i], w.values[2 * i], w.values[2 * i + 1]))
+        out = w.c
+    else:
+        for i in range(cd):
+            _bf16_round(e, w.values[i], w.t, r.stmp[6], w.nan)
+        for i in range(cd // 2):
+            lo, hi = w.values[2 * i], w.values[2 * i + 1]
+            e(isa.v_lshrrev_b32(lo, 16, lo), isa.v_and_b32(hi, 0xFFFF0000, hi), isa.v_or_b32(w.c[i], lo, hi))
+        out = w.c
+    store = isa.buffer_store_dwordx4 if bpe == 4 else isa.buffer_store_dwordx2
+    per = 4 * bpe // 4
+    for g, row in enumerate(quads):
+        offset = (t0 * plan.mfma.m + row) * bpe
+        e(store(out[g * per:(g + 1) * per], w.off_d, r.srd_d, soff_d, mods=Buf(offen=True, offset=offset)))
+    if per > 2:
+        # a store of more than 8 bytes must read its data before a VALU may overwrite it
+        e.nops(1)
+
+
+def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg | int,
+                soff_c: Reg | int) -> None:
+    isa, r, plan = e.isa, e.r, e.plan
+    vcc = plan.arch.vcc
+    cd = plan.mfma.cd_regs
+    bpe = plan.dest_bpe
+    wt1 = plan.wave_tile[1]
+    base = (t0 * wt1 + t1) * cd
+    quads = _quads(e)
+    rows = [t0 * plan.mfma.m + quads[i // 4] + i % 4 for i in range(cd)]
+    # column of this block inside N? then rows_left applies, else nothing of the lane is valid
+    t = r.stmp
+    e(isa.s_sub_u32(t[0], r.arg("SizesFree1"), r.tile1))
+    e(isa.s_sub_i32(t[0], t[0], t1 * plan.mfma.n))
+    e(isa.v_cmp_gt_i32(vcc, t[0], w.col))
+    e(isa.v_cndmask_b32(w.t, 0, w.rows_left, vcc))
+    # addresses of the block column
+    for addr, off, soff in ((w.addr_d, w.off_d, soff_d), (w.addr_c, w.off_c, soff_c)):
+        if isinstance(soff, int):
+            e(isa.v_mov_b32(addr, off))
+        else:
+            e(isa.v_add_u32(addr, soff, off))
+    e(isa.v_accvgpr_read_b32(w.values[i], r.acc[base + i]) for i in range(cd))
+    scratch = w.c  # C values, one element per register
+    c_regs: list[tuple[Reg, int]] = []
+    if beta:
+        load = isa.buffer_load_dword if bpe == 4 else isa.buffer_load_ushort
+        for i, row in enumerate(rows):
+            e(isa.v_cmp_lt_i32(vcc, row, w.t))
+            e(isa.v_cndmask_b32(r.vtmp[0], r.oob, w.addr_c, vcc))
+            e(load(scratch[i], r.vtmp[0], r.srd_c, 0, mods=Buf(offen=True, offset=row * bpe)))
+            c_regs.append((scratch[i], 0))
+        e.wait(vmcnt=0)
+    # the alpha/beta work uses w.t as its temporary, so the lane's row limit moves to vtmp[1]
+    e(isa.v_mov_b32(r.vtmp[1], w.t))
+    _scale(e, w, cd, beta, c_regs)
+    dt = plan.dest_type
+    for i, row in enumerate(rows):
+        val = w.values[i]
+        if dt is DataType.H:
+            e(isa.v_cvt_f16_f32(val, val))
+            store = isa.buffer_store_short
+        elif dt is DataType.B:
+            _bf16_round(e, val, w.t, t[6], w.nan)
+            store = isa.buffer_store_short_d16_hi
+        else:
+            store = isa.buffer_store_dword
+        e(isa.v_cmp_lt_i32(vcc, row, r.vtmp[1]))
+        e(isa.v_cndmask_b32(r.vtmp[0], r.oob, w.addr_d, vcc))
+        e(store(val, r.vtmp[0], r.srd_d, 0, mods=Buf(offen=True, offset=row * bpe)))
+
+
+def _variant(e: Emitter, w: _Regs, edge: bool, beta: bool) -> None:
+    plan = e.plan
+    wt0, wt1 = plan.wave_tile
+    block = _edge_block if edge else _full_block
+    for t1 in range(wt1):
+        soff_d, soff_c = _column_offsets(e, t1)
+        for t0 in range(wt0):
+            block(e, w, t0, t1, beta, soff_d, soff_c)
+    e(e.isa.s_endpgm())
+
+
+def epilogue(e: Emitter) -> None:
+    isa, r, plan = e.isa, e.r, e.plan
+    w = _Regs(e)
+    _lane_coordinates(e, w)
+    if plan.dest_type is DataType.B:
+        # constants of the bf16 rounding, for every variant
+        e(isa.s_movk_i32(r.stmp[6], 0x7FFF), isa.v_mov_b32(w.nan, BF16_NAN))
+    edge_label = e.new_label("EdgeTile")
+    e(isa.s_cmp_lg_u32(r.edge, 0), isa.s_cbranch_scc1(edge_label))
+    for edge in (False, True):
+        if edge:
+            e.label(edge_label)
+        if plan.use_beta:
+            beta_zero = e.new_label("BetaZero" + ("Edge" if edge else ""))
+            e(isa.s_cmp_eq_u32(r.arg("beta"), 0), isa.s_cbranch_scc1(beta_zero))
+            _variant(e, w, edge, True)
+            e.label(beta_zero)
+        _variant(e, w, edge, False)

@@ -1,0 +1,113 @@
+"""Stage 2: global reads of one DepthU tile of A or B into registers, through buffer resources.
+
+Two forms, chosen per tile at run time:
+- vector loads with no checks, for tiles wholly inside the tensor;
+- guarded loads, one element at a time, for the K remainder tile and for edge tiles whose vectors
+  run along a free dimension that ends mid-vector. Each element outside the problem (k >= K, or
+  past M/N) is pointed at an offset no buffer reaches, so it reads 0 and the MFMA adds nothing.
+
+Element loads exist because the hardware's treatment of a vector load that straddles the end of a
+buffer is chip-dependent; an element either lies wholly inside the bound or wholly outside.
+"""
+
+from __future__ import annotations
+
+from tensile_lite.asm.gemm.emit import Emitter
+from tensile_lite.asm.gemm.layout import OperandRegs
+from tensile_lite.asm.gemm.plan import OperandPlan
+from tensile_lite.asm.modifiers import Buf
+from tensile_lite.asm.operands import Reg
+
+_VECTOR_LOADS = {16: "buffer_load_dwordx4", 8: "buffer_load_dwordx2", 4: "buffer_load_dword",
+                 2: "buffer_load_ushort"}
+
+
+def _soffset(e: Emitter, o: OperandRegs, oc: int, cache: dict[int, Reg | int]) -> Reg | int:
+    """The byte offset of the strided dimension for a load `oc` indices along it, in an SGPR."""
+    if oc == 0:
+        return 0
+    hit = cache.get(oc)
+    if hit is None:
+        # one SGPR is reused: a buffer load reads its soffset when it issues
+        reg = e.r.stmp[5]
+        e(e.isa.s_mul_i32(reg, o.stride, oc))
+        cache.clear()
+        cache[oc] = reg
+        hit = reg
+    return hit
+
+
+def vector_loads(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
+    name = _VECTOR_LOADS[op.vector * op.bpe]
+    load = e.isa.op(name)
+    cache: dict[int, Reg | int] = {}
+    rpl = op.regs_per_load
+    for n, (cc, oc) in enumerate(op.load_offsets):
+        soff = _soffset(e, o, oc, cache)
+        e(load(o.tile[n * rpl:(n + 1) * rpl], o.global_offset, o.srd, soff,
+               mods=Buf(offen=True, offset=cc * op.bpe)))
+
+
+def _minus(e: Emitter, bound: Reg, k: int, tmp: Reg) -> Reg:
+    """bound - k in an SGPR (the bound itself when k is 0)."""
+    if k == 0:
+        return bound
+    e(e.isa.s_sub_i32(tmp, bound, k))
+    return tmp
+
+
+def guarded_loads(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
+    """Element loads with bounds: along the contiguous dim c < c_bound, along the other o < o_bound
+    (the bounds count from the tile's origin: K left for k, free_bound for the free index)."""
+    isa, r = e.isa, e.r
+    c_bound, o_bound = (r.k_bound, o.free_bound) if op.k_contiguous else (o.free_bound, r.k_bound)
+    vcc = e.plan.arch.vcc
+    t = r.stmp
+    v = r.vtmp
+    rpl = op.regs_per_load
+    for n, (cc, oc) in enumerate(op.load_offsets):
+        if oc:
+            e(isa.s_mul_i32(t[5], o.stride, oc), isa.v_add_u32(v[0], t[5], o.global_offset))
+            base = v[0]
+        else:
+            base = o.global_offset
+        e(isa.v_cmp_gt_i32(r.mask, _minus(e, o_bound, oc, t[6]), o.coord_o))
+        for el in range(op.vector):
+            e(isa.v_cmp_gt_i32(vcc, _minus(e, c_bound, cc + el, t[6]), o.coord_c))
+            e(isa.s_and_b64(vcc, vcc, r.mask))
+            e(isa.v_cndmask_b32(v[1], r.oob, base, vcc))
+            mods = Buf(offen=True, offset=(cc + el) * op.bpe)
+            if op.bpe == 4:
+                e(isa.buffer_load_dword(o.tile[n * rpl + el], v[1], o.srd, 0, mods=mods))
+            else:
+                dst = o.tile[n * rpl + el // 2]
+                loader = isa.buffer_load_short_d16_hi if el % 2 else isa.buffer_load_short_d16
+                e(loader(dst, v[1], o.srd, 0, mods=mods))
+
+
+def set_k_bound(e: Emitter) -> None:
+    """K elements left from the origin of the tile `counter` is about to load."""
+    isa, r = e.isa, e.r
+    e(isa.s_mul_i32(r.k_bound, r.counter, e.plan.depth_u))
+    e(isa.s_sub_u32(r.k_bound, r.arg("SizesSum0"), r.k_bound))
+
+
+def load_tile(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
+    """Load the tile `counter` of one operand, guarded when it is the K remainder or an edge."""
+    isa, r = e.isa, e.r
+    guarded = e.new_label(f"GuardedRead{op.name}")
+    done = e.new_label(f"ReadDone{op.name}")
+    e(isa.s_cmp_eq_u32(r.counter, r.full_iters), isa.s_cbranch_scc1(guarded))
+    e(isa.s_cmp_lg_u32(o.guard, 0), isa.s_cbranch_scc1(guarded))
+    vector_loads(e, op, o)
+    e(isa.s_branch(done))
+    e.label(guarded)
+    guarded_loads(e, op, o)
+    e.label(done)
+
+
+def advance(e: Emitter, o: OperandRegs) -> None:
+    """Move a buffer resource one DepthU along K (base up, bound down by the same bytes)."""
+    isa = e.isa
+    e(isa.s_add_u32(o.srd[0], o.srd[0], o.increment), isa.s_addc_u32(o.srd[1], o.srd[1], 0),
+      isa.s_sub_u32(o.srd[2], o.srd[2], o.increment))

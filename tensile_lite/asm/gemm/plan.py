@@ -1,0 +1,239 @@
+"""The geometry of one GEMM kernel, decided once from a solution: types, matrix instruction, wave
+layout, how threads read each operand tile from global memory, and where it lives in LDS.
+
+Every stage of the writer reads this frozen record; nothing else decides geometry. Building it
+raises `Unsupported` (a short feature name plus the details) for solutions the writer cannot build.
+
+LDS holds each operand tile with K contiguous (one row of DepthU elements per free index, plus
+padding), whatever the memory layout, because every MFMA lane reads consecutive k values of one
+row. Operands whose memory is contiguous along the free dimension are transposed while they are
+written to LDS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from tensile_lite.asm.arch import Arch, get_arch
+from tensile_lite.asm.errors import UnsupportedInstruction
+from tensile_lite.asm.matrix import MatrixInstruction
+from tensile_lite.model import DataType, Solution
+
+# MFMA input type names of the element types the v1 family reads.
+MFMA_INPUT: Mapping[DataType, str] = {DataType.H: "f16", DataType.B: "bf16", DataType.S: "f32"}
+# The largest buffer_load / ds_write the writer uses, in bytes.
+MAX_VECTOR_BYTES = 16
+# LDS offsets of ds instructions are 16-bit immediates: a kernel addresses at most 64 KiB of LDS
+# through one base register (gfx950's larger LDS is not used yet).
+MAX_LDS_BYTES = 65536
+
+
+class Unsupported(Exception):
+    """A solution the writer cannot build: `feature` ranks it in coverage, `detail` explains."""
+
+    def __init__(self, feature: str, detail: str = "") -> None:
+        self.feature = feature
+        self.detail = detail or feature
+        super().__init__(f"{feature}: {self.detail}" if detail else feature)
+
+
+@attrs.frozen(slots=True)
+class OperandPlan:
+    """How one input operand (A or B) moves from global memory through LDS into MFMA registers."""
+
+    name: str                # "A" or "B"
+    bpe: int                 # bytes per element
+    tile: int                # macro-tile size along this operand's free dimension
+    depth_u: int
+    k_contiguous: bool       # memory is contiguous along K (A transposed, B not transposed)
+    vector: int              # elements per global load
+    o_fastest: bool          # threads walk the non-contiguous dimension first (see _global_mapping)
+    # per load of a thread: (offset along the contiguous dim, offset along the other dim), elements
+    load_offsets: tuple[tuple[int, int], ...]
+    lds_base: int            # byte offset of this operand's LDS region
+    lds_stride: int          # elements per LDS row (a row is one free index, K contiguous)
+    mi_size: int             # rows of one MFMA block along this operand's free dimension
+    wave_tile: int           # MFMA blocks per wave along the free dimension
+    wave_group: int          # waves along the free dimension
+    k_per_lane: int          # consecutive k values one lane feeds to one MFMA
+    mfma_regs: int           # VGPRs of one MFMA operand
+
+    @property
+    def loads(self) -> int:
+        return len(self.load_offsets)
+
+    @property
+    def regs_per_load(self) -> int:
+        return max(1, self.vector * self.bpe // 4)
+
+    @property
+    def lds_bytes(self) -> int:
+        return self.tile * self.lds_stride * self.bpe
+
+    @property
+    def contiguous_size(self) -> int:
+        return self.depth_u if self.k_contiguous else self.tile
+
+    @property
+    def other_size(self) -> int:
+        return self.tile if self.k_contiguous else self.depth_u
+
+
+@attrs.frozen(slots=True)
+class GemmPlan:
+    arch: Arch = attrs.field(repr=False)
+    in_type: DataType            # A and B element type (also the MFMA input type)
+    dest_type: DataType          # C and D element type
+    batched: bool                # the problem has a batch index (SizesFree2)
+    use_beta: bool
+    mfma: MatrixInstruction = attrs.field(repr=False)
+    num_threads: int
+    depth_u: int
+    macro_tile: tuple[int, int]
+    wave_group: tuple[int, int]
+    wave_tile: tuple[int, int]
+    a: OperandPlan
+    b: OperandPlan
+    lds_bytes: int
+
+    @property
+    def steps(self) -> int:
+        """MFMA k-steps per DepthU."""
+        return self.depth_u // self.mfma.k
+
+    @property
+    def dest_bpe(self) -> int:
+        return self.dest_type.num_bytes
+
+    @property
+    def waves(self) -> int:
+        return self.num_threads // 64
+
+
+def _pow2_at_most(n: int) -> int:
+    p = 1
+    while p * 2 <= n:
+        p *= 2
+    return p
+
+
+def _global_mapping(name: str, k_contiguous: bool, tile: int, depth_u: int, bpe: int, wanted: int,
+                    threads: int) -> tuple[int, bool, tuple[tuple[int, int], ...]]:
+    """Vector width, thread order, and each load's (c, o) offsets from the thread's start.
+
+    Vectors are numbered with the contiguous dimension fastest (coalesced: neighbouring threads
+    read neighbouring vectors) or, when that cannot split the tile evenly, the other dimension
+    fastest. Thread t's n-th load is vector t + n * threads. With `size` the vector count along
+    the fastest dimension, threads % size == 0 or size % threads == 0 keeps every load at a
+    constant offset from the thread's first one, so one address register serves all loads.
+    """
+    c_size, o_size = (depth_u, tile) if k_contiguous else (tile, depth_u)
+    vw = _pow2_at_most(max(1, min(wanted if wanted > 0 else MAX_VECTOR_BYTES // bpe, MAX_VECTOR_BYTES // bpe)))
+    while vw >= 1:
+        if c_size % vw == 0:
+            cv = c_size // vw
+            total = cv * o_size
+            if total % threads == 0:
+                for o_fastest, size in ((False, cv), (True, o_size)):
+                    if threads % size and size % threads:
+                        continue
+                    offsets = []
+                    for n in range(total // threads):
+                        q = n * threads
+                        if o_fastest:
+                            offsets.append(((q // o_size) * vw, q % o_size))
+                        else:
+                            offsets.append(((q % cv) * vw, q // cv))
+                    return vw, o_fastest, tuple(offsets)
+        vw //= 2
+    raise Unsupported("tiling:global read", f"{name} tile {c_size}x{o_size} cannot be split evenly over "
+                                            f"{threads} threads")
+
+
+def _lds_stride(depth_u: int, pad: int, unit: int) -> int:
+    """Elements per LDS row: DepthU plus padding, rounded so every row starts aligned for the widest
+    LDS access to it (`unit` elements)."""
+    stride = depth_u + max(pad, 0)
+    return -(-stride // unit) * unit
+
+
+def _upstream_lds_bytes(sol: Solution, bpe: int) -> int | None:
+    """LDS of upstream's kernel for this solution, from the derived values logic files carry:
+    LdsNumElements (elements) when present, else the single-buffer layout's end (bytes)."""
+    p = sol.params
+    known = p.get("LdsNumElements")
+    if isinstance(known, int) and known > 0:
+        return known * bpe
+    offset_b, size_b = p.get("LdsOffsetB"), p.get("LdsNumElementsAlignedB")
+    if isinstance(offset_b, int) and isinstance(size_b, int) and offset_b > 0 and size_b > 0:
+        return offset_b + size_b
+    return None
+
+
+def build_plan(sol: Solution) -> GemmPlan:
+    """The geometry of `sol`'s kernel, or `Unsupported` naming the first thing in the way."""
+    pt = sol.problem_type
+    mi = sol.matrix_instruction
+    if mi is None:
+        raise Unsupported("non-MFMA kernel", "MatrixInstruction is empty (a MAC kernel)")
+    if pt.data_type not in MFMA_INPUT:
+        raise Unsupported(f"dtype:{pt.data_type.letter}")
+    try:
+        arch = get_arch(sol.arch)
+    except Exception as exc:  # an unknown target is a coverage fact, not a crash
+        raise Unsupported(f"arch:{sol.arch}", str(exc)) from None
+    try:
+        mfma = arch.find_matrix("f32", MFMA_INPUT[pt.data_type], mi.m, mi.n, mi.k, mi.b)
+    except UnsupportedInstruction as exc:
+        raise Unsupported(f"MI:{mi.m}x{mi.n}x{mi.k}x{mi.b}", exc.message) from None
+    if mfma.m * mfma.n * mfma.blocks // 64 != mfma.cd_regs or 64 % mfma.m:
+        raise Unsupported(f"MI:{mi.m}x{mi.n}x{mi.k}x{mi.b}", "accumulator layout not handled")
+    bpe = pt.data_type.num_bytes
+    threads = sol.num_threads
+    depth_u = sol.depth_u
+    if depth_u % mfma.k:
+        raise Unsupported("tiling:DepthU", f"DepthU {depth_u} is not a multiple of the MFMA K {mfma.k}")
+    groups = 64 // mfma.m
+    k_per_lane = mfma.k // groups
+    mt0, mt1 = sol.macro_tile
+    operands = []
+    lds_base = 0
+    for name, tile, tlu, grvw, pad, mi_size, wt, wg in (
+            ("A", mt0, pt.tlu_a, sol.global_read_vector_width_a, sol.lds_pad_a, mfma.m, sol.mi_wave_tile[0],
+             sol.mi_wave_group[0]),
+            ("B", mt1, pt.tlu_b, sol.global_read_vector_width_b, sol.lds_pad_b, mfma.n, sol.mi_wave_tile[1],
+             sol.mi_wave_group[1])):
+        k_contiguous = not tlu
+        vw, o_fastest, offsets = _global_mapping(name, k_contiguous, tile, depth_u, bpe, grvw, threads)
+        unit = max(vw if k_contiguous else 1, k_per_lane)
+        stride = _lds_stride(depth_u, pad, unit)
+        op = OperandPlan(name=name, bpe=bpe, tile=tile, depth_u=depth_u, k_contiguous=k_contiguous,
+                         vector=vw, o_fastest=o_fastest, load_offsets=offsets, lds_base=lds_base,
+                         lds_stride=stride, mi_size=mi_size, wave_tile=wt, wave_group=wg,
+                         k_per_lane=k_per_lane, mfma_regs=mfma.a_regs if name == "A" else mfma.b_regs)
+        operands.append(op)
+        lds_base += -(-op.lds_bytes // 16) * 16
+    a, b = operands
+    limit = min(MAX_LDS_BYTES, arch.lds_bytes)
+    # Padding only spreads rows over LDS banks. Keep it only while the layout stays within the
+    # target and within what upstream's kernel for this solution uses (LdsNumElements), if known.
+    budget = min(limit, _upstream_lds_bytes(sol, bpe) or limit)
+    pads = [(a.lds_stride - depth_u, b.lds_stride - depth_u)]
+    while pads[-1] != (0, 0):
+        pads.append((pads[-1][0] // 2, pads[-1][1] // 2))
+    units = [max(op.vector if op.k_contiguous else 1, k_per_lane) for op in (a, b)]
+    for pad_a, pad_b in pads:
+        a = attrs.evolve(a, lds_stride=_lds_stride(depth_u, pad_a, units[0]))
+        b = attrs.evolve(b, lds_stride=_lds_stride(depth_u, pad_b, units[1]), lds_base=-(-a.lds_bytes // 16) * 16)
+        lds_base = b.lds_base + -(-b.lds_bytes // 16) * 16
+        if lds_base <= budget:
+            break
+    if lds_base > limit:
+        raise Unsupported("resources:LDS", f"the A and B tiles need {lds_base} bytes of LDS; at most "
+                                           f"{limit} are addressable")
+    return GemmPlan(arch=arch, in_type=pt.data_type, dest_type=pt.dest_type, batched=pt.num_indices_c == 3,
+                    use_beta=pt.use_beta, mfma=mfma, num_threads=threads, depth_u=depth_u,
+                    macro_tile=(mt0, mt1), wave_group=sol.mi_wave_group, wave_tile=sol.mi_wave_tile,
+                    a=a, b=b, lds_bytes=lds_base)

@@ -1,0 +1,256 @@
+"""Stage 1: kernel arguments and work distribution.
+
+Loads the kernarg segment, rebuilds (tile0, tile1, batch) from the flattened 1-D workgroup id the
+runtime launches on gfx9 (spec/epilogue_semantics.md §6.1, GSU == 1), derives the loop counts
+(alpha == 0 and K == 0 run no iteration), and sets up every address: buffer resources of A, B, C,
+D at this workgroup's tile, and each thread's global-read, LDS-write and LDS-read addresses.
+
+The runtime arguments WorkGroupMapping, WGMXCC and StaggerU only reorder tiles or the summation
+for speed; this kernel ignores them, covering every tile exactly once in row-major order.
+"""
+
+from __future__ import annotations
+
+from tensile_lite.asm.arith import add64, mul32x32_64, udiv_const, udiv_scalar
+from tensile_lite.asm.gemm.emit import OUT_OF_BOUNDS, Emitter
+from tensile_lite.asm.gemm.layout import OperandRegs
+from tensile_lite.asm.gemm.plan import OperandPlan
+from tensile_lite.asm.operands import Reg
+
+_LOAD_WIDTHS = ((16, "s_load_dwordx16"), (8, "s_load_dwordx8"), (4, "s_load_dwordx4"),
+                (2, "s_load_dwordx2"), (1, "s_load_dword"))
+
+
+def load_arguments(e: Emitter) -> None:
+    """The whole kernarg segment into consecutive SGPRs with as few scalar loads as possible."""
+    r = e.r
+    dwords = r.args.count
+    pos = 0
+    while pos < dwords:
+        for width, name in _LOAD_WIDTHS:
+            aligned = pos % min(width, 4) == 0
+            if width <= dwords - pos and aligned:
+                e(e.isa.op(name)(r.args[pos:pos + width], r.kernarg, pos * 4))
+                pos += width
+                break
+    e.wait(lgkmcnt=0)
+
+
+def _end_if(e: Emitter, branch: str) -> None:
+    """End the program when SCC says so (`branch` names the s_cbranch that skips the end)."""
+    skip = e.new_label("Continue")
+    e(e.isa.op(branch)(skip), e.isa.s_endpgm())
+    e.label(skip)
+
+
+def map_workgroup(e: Emitter) -> None:
+    """(tile0, tile1, batch) from the flat workgroup id; workgroups past the last tile end at once."""
+    isa, r, plan = e.isa, e.r, e.plan
+    m, n = r.arg("SizesFree0"), r.arg("SizesFree1")
+    t = r.stmp
+    nwg0, nwg1, tiles, rem, tmp, q = t[0], t[1], t[2], t[3], t[4], t[5]
+    # Defined behaviour for any other call than one GEMM with inline arguments (argType 0,
+    # gemm_count 1): the arguments would not be where this kernel reads them, so it does nothing.
+    e(isa.s_cmp_eq_u32(r.arg("Gemm info"), 1))
+    _end_if(e, "s_cbranch_scc1")
+    # no tiles at all: nothing to do (the runtime launches none, but a kernel must not divide by 0)
+    e(isa.s_cmp_eq_u32(m, 0))
+    _end_if(e, "s_cbranch_scc0")
+    e(isa.s_cmp_eq_u32(n, 0))
+    _end_if(e, "s_cbranch_scc0")
+    mt0, mt1 = plan.macro_tile
+    e(isa.s_add_u32(tmp, m, mt0 - 1))
+    e(udiv_const(isa, nwg0, tmp, mt0, q))
+    e(isa.s_add_u32(tmp, n, mt1 - 1))
+    e(udiv_const(isa, nwg1, tmp, mt1, q))
+    e(isa.s_mul_i32(tiles, nwg0, nwg1))
+    vt = r.vtmp[0:4]
+    if plan.batched:
+        e(udiv_scalar(isa, r.batch, rem, r.workgroup_id, tiles, vt))
+        e(isa.s_cmp_lt_u32(r.batch, r.arg("SizesFree2")))
+        _end_if(e, "s_cbranch_scc1")
+    else:
+        e(isa.s_mov_b32(r.batch, 0), isa.s_mov_b32(rem, r.workgroup_id))
+        e(isa.s_cmp_lt_u32(rem, tiles))
+        _end_if(e, "s_cbranch_scc1")
+    # wg1 = rem / nwg0, wg0 = rem % nwg0
+    e(udiv_scalar(isa, r.tile1, r.tile0, rem, nwg0, vt))
+    e.s_mul_const(r.tile0, r.tile0, mt0)
+    e.s_mul_const(r.tile1, r.tile1, mt1)
+
+
+def loop_counts(e: Emitter) -> None:
+    """iters = ceil(K / DepthU), or 0 when alpha == 0 (A and B are then never read); full_iters =
+    K / DepthU; edge = the output tile crosses M or N."""
+    isa, r, plan = e.isa, e.r, e.plan
+    k = r.arg("SizesSum0")
+    du = plan.depth_u
+    t = r.stmp
+    e(isa.s_add_u32(t[0], k, du - 1))
+    e(udiv_const(isa, r.iters, t[0], du, t[1]))
+    e(udiv_const(isa, r.full_iters, k, du, t[1]))
+    # alpha == +-0 skips the summation entirely (spec §1.1: NaN/Inf in A or B never propagate)
+    alpha = r.arg("alpha")
+    e(isa.s_and_b32(t[0], alpha, 0x7FFFFFFF))
+    e(isa.s_cmp_eq_u32(t[0], 0))
+    e(isa.s_cselect_b32(r.iters, 0, r.iters))
+    # edge: fewer than MT rows or columns left
+    mt0, mt1 = plan.macro_tile
+    e(isa.s_sub_u32(t[0], r.arg("SizesFree0"), r.tile0))
+    e(isa.s_cmp_lt_u32(t[0], mt0))
+    e(isa.s_cselect_b32(t[1], 1, 0))
+    e(isa.s_sub_u32(t[0], r.arg("SizesFree1"), r.tile1))
+    e(isa.s_cmp_lt_u32(t[0], mt1))
+    e(isa.s_cselect_b32(t[2], 1, 0))
+    e(isa.s_or_b32(r.edge, t[1], t[2]))
+
+
+def _strides(e: Emitter, name: str) -> tuple[Reg, Reg | None]:
+    """(leading-dimension stride, batch stride) arguments of tensor `name` (elements)."""
+    r = e.r
+    ld = r.arg(f"stride{name}0")
+    batch = r.arg(f"stride{name}1") if e.plan.batched else None
+    return ld, batch
+
+
+def _tensor_base(e: Emitter, dst: Reg, name: str, batch_stride: Reg | None, origin: Reg, bpe: int) -> None:
+    """dst (pair) = pointer + (batch * batch_stride + origin) * bpe."""
+    isa, r = e.isa, e.r
+    t = r.stmp
+    prod = t[0:2]
+    if batch_stride is not None:
+        e(mul32x32_64(isa, prod, r.batch, batch_stride))
+        e(isa.s_add_u32(prod[0], prod[0], origin), isa.s_addc_u32(prod[1], prod[1], 0))
+    else:
+        e(isa.s_mov_b32(prod[0], origin), isa.s_mov_b32(prod[1], 0))
+    if bpe > 1:
+        e(isa.s_lshl_b64(prod, prod, bpe.bit_length() - 1))
+    e(add64(isa, dst, r.arg(name), prod))
+
+
+def operand_resources(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
+    """Buffer resource of A or B at this tile, its per-DepthU advance, the byte stride of the
+    strided dimension, the free-dimension bound and the guard flag.
+
+    num_records is the bytes from the tile origin to the end of this batch's slice of the tensor,
+    so whole vectors beyond the tensor read 0.
+    """
+    isa, r, plan = e.isa, e.r, e.plan
+    ld, batch_stride = _strides(e, op.name)
+    size_free = r.arg("SizesFree0" if op.name == "A" else "SizesFree1")
+    origin_tile = r.tile0 if op.name == "A" else r.tile1
+    k = r.arg("SizesSum0")
+    t = r.stmp
+    bpe = op.bpe
+    shift = bpe.bit_length() - 1
+    # origin offset (elements) of the tile: along the free dim, stride 1 or ld
+    origin = t[2]
+    if op.k_contiguous:
+        e(isa.s_mul_i32(origin, origin_tile, ld))
+    else:
+        e(isa.s_mov_b32(origin, origin_tile))
+    _tensor_base(e, o.srd[0:2], op.name, batch_stride, origin, bpe)
+    # elements from the origin to the last element of the slice: (F - f0 - 1)*sF + (K - 1)*sK + 1
+    e(isa.s_sub_u32(o.free_bound, size_free, origin_tile))
+    e(isa.s_sub_u32(t[3], o.free_bound, 1))
+    e(isa.s_sub_u32(t[4], k, 1))
+    if op.k_contiguous:
+        e(isa.s_mul_i32(t[3], t[3], ld))
+    else:
+        e(isa.s_mul_i32(t[4], t[4], ld))
+    e(isa.s_add_u32(t[3], t[3], t[4]), isa.s_add_u32(t[3], t[3], 1))
+    e(isa.s_lshl_b32(o.srd[2], t[3], shift))
+    e(isa.s_mov_b32(o.srd[3], plan.arch.srd_word3))
+    # advance per DepthU along K, and the byte stride of the strided (non-contiguous) dimension
+    if op.k_contiguous:
+        e(isa.s_mov_b32(o.increment, plan.depth_u * bpe))
+    else:
+        e(isa.s_mul_i32(o.increment, ld, plan.depth_u * bpe))
+    e(isa.s_lshl_b32(o.stride, ld, shift))
+    # Guarded (element-wise) loads are needed in edge tiles only when vectors run along the free
+    # dimension and can straddle its end; vectors wholly past it read harmless data or zeros.
+    if op.k_contiguous or op.vector == 1:
+        e(isa.s_mov_b32(o.guard, 0))
+    else:
+        e(isa.s_cmp_lt_u32(o.free_bound, op.tile))
+        e(isa.s_cselect_b32(t[0], 1, 0))
+        e(isa.s_and_b32(t[1], size_free, op.vector - 1))
+        e(isa.s_cmp_lg_u32(t[1], 0))
+        e(isa.s_cselect_b32(t[1], 1, 0))
+        e(isa.s_and_b32(o.guard, t[0], t[1]))
+
+
+def output_resources(e: Emitter) -> None:
+    """Buffer resources of C and D at this tile (origin tile0 + tile1 * ld)."""
+    isa, r, plan = e.isa, e.r, e.plan
+    t = r.stmp
+    bpe = plan.dest_bpe
+    shift = bpe.bit_length() - 1
+    for name, srd in (("C", r.srd_c), ("D", r.srd_d)):
+        ld, batch_stride = _strides(e, name)
+        origin = t[2]
+        e(isa.s_mul_i32(origin, r.tile1, ld), isa.s_add_u32(origin, origin, r.tile0))
+        _tensor_base(e, srd[0:2], name, batch_stride, origin, bpe)
+        # (M - tile0 - 1) + (N - tile1 - 1) * ld + 1 elements
+        e(isa.s_sub_u32(t[3], r.arg("SizesFree1"), r.tile1), isa.s_sub_u32(t[3], t[3], 1))
+        e(isa.s_mul_i32(t[3], t[3], ld))
+        e(isa.s_sub_u32(t[4], r.arg("SizesFree0"), r.tile0))
+        e(isa.s_add_u32(t[3], t[3], t[4]))
+        e(isa.s_lshl_b32(srd[2], t[3], shift))
+        e(isa.s_mov_b32(srd[3], plan.arch.srd_word3))
+
+
+def thread_addresses(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
+    """Per-thread coordinates and addresses for the global reads, LDS writes and LDS reads of one
+    operand (see OperandPlan for the thread mapping)."""
+    isa, r, plan = e.isa, e.r, e.plan
+    v = r.vtmp
+    tid = r.tid
+    if op.o_fastest:
+        # o = tid % o_size, c = (tid / o_size) * vw
+        e(udiv_const(isa, v[1], tid, op.other_size, v[0], o.coord_o))
+        e.v_mul_const(o.coord_c, v[1], op.vector)
+    else:
+        # c = (tid % cv) * vw, o = tid / cv
+        e(udiv_const(isa, o.coord_o, tid, op.contiguous_size // op.vector, v[0], v[1]))
+        e.v_mul_const(o.coord_c, v[1], op.vector)
+    # global byte offset: c * bpe + o * stride_bytes (the contiguous dimension has unit stride)
+    e(isa.v_mul_lo_u32(v[0], o.coord_o, o.stride))
+    e.v_mul_const(v[1], o.coord_c, op.bpe)
+    e(isa.v_add_u32(o.global_offset, v[0], v[1]))
+    # LDS row = free index, column = k
+    row, col = (o.coord_o, o.coord_c) if op.k_contiguous else (o.coord_c, o.coord_o)
+    e.v_mul_const(v[0], row, op.lds_stride)
+    e(isa.v_add_u32(v[0], v[0], col))
+    e.v_mul_const(v[0], v[0], op.bpe)
+    e.v_add_const(o.lds_write, v[0], op.lds_base)
+    # LDS read: row = wave_f * WT * mi + lane % mi, k = (lane / mi) * k_per_lane
+    e(isa.v_lshrrev_b32(v[0], 6, tid))  # wave id
+    wg0 = plan.wave_group[0]
+    if op.name == "A":
+        e(udiv_const(isa, v[1], v[0], wg0, v[2], v[3]))  # v3 = wave % wg0
+        wave_f = v[3]
+    else:
+        e(udiv_const(isa, v[1], v[0], wg0, v[2]))       # v1 = wave / wg0
+        wave_f = v[1]
+    e.v_mul_const(v[4], wave_f, op.wave_tile * op.mi_size)
+    e(isa.v_and_b32(v[5], 63, tid))  # lane
+    e(udiv_const(isa, v[6], v[5], op.mi_size, v[2], v[7]))  # v6 = lane / mi, v7 = lane % mi
+    e(isa.v_add_u32(v[4], v[4], v[7]))
+    e.v_mul_const(v[4], v[4], op.lds_stride)
+    e.v_mul_const(v[6], v[6], op.k_per_lane)
+    e(isa.v_add_u32(v[4], v[4], v[6]))
+    e.v_mul_const(v[4], v[4], op.bpe)
+    e.v_add_const(o.lds_read, v[4], op.lds_base)
+
+
+def setup(e: Emitter) -> None:
+    e(e.isa.v_mov_b32(e.r.oob, OUT_OF_BOUNDS))
+    load_arguments(e)
+    map_workgroup(e)
+    loop_counts(e)
+    for op, o in ((e.plan.a, e.r.a), (e.plan.b, e.r.b)):
+        operand_resources(e, op, o)
+        thread_addresses(e, op, o)
+    output_resources(e)
+

@@ -1,0 +1,181 @@
+"""Which solutions the GEMM writer builds, and for the others the features in the way.
+
+`unsupported_reasons(solution)` is empty exactly when `generate` can build a kernel that computes
+the solution's results; otherwise it names short features (ranked by `tensile-lite coverage`).
+The check is conservative: a feature is accepted only when the writer implements it or when it is
+a pure scheduling/performance choice that cannot change results.
+
+Family v1: gfx90a / gfx942 / gfx950 (wave64 MFMA), A/B in f16 or bf16 with f32 accumulation
+(HHS, HSS, BBS, BSS) or f32 (SS), any transposes, strided batch or no batch, with or without beta,
+single-block 16x16 / 32x32 MFMA, GSU 1, no local split, no epilogue extras, argType 0.
+"""
+
+from __future__ import annotations
+
+from tensile_lite.asm.errors import RegisterOverflow
+from tensile_lite.asm.gemm.abi import argument_layout
+from tensile_lite.asm.gemm.layout import build_register_map
+from tensile_lite.asm.gemm.plan import Unsupported, build_plan
+from tensile_lite.model import DataType, Solution
+
+ARCHS: frozenset[str] = frozenset({"gfx90a", "gfx942", "gfx950"})
+# (A/B type, D type, compute type) of the v1 family
+TYPES: frozenset[tuple[DataType, DataType, DataType]] = frozenset({
+    (DataType.H, DataType.H, DataType.S), (DataType.H, DataType.S, DataType.S),
+    (DataType.B, DataType.B, DataType.S), (DataType.B, DataType.S, DataType.S),
+    (DataType.S, DataType.S, DataType.S),
+})
+
+# Tuning parameters that must hold one value for the writer to build the solution: what the
+# writer implements. Everything not listed (PrefetchGlobalRead, PrefetchLocalRead, LdsPad*,
+# TransposeLDS, 1LDSBuffer, SourceSwap, vector widths, NonTemporal*, MIArchVgpr, WaveSeparate*,
+# NumLoadsCoalesced*, Schedule*, *PerMfma, ClusterLocalRead, Store*Opt, ExpandPointerSwap,
+# PreloadKernArgs, WorkGroupMapping, StaggerU, Assert*ElementMultiple, ...) only chooses how the
+# same results are scheduled or laid out, and is accepted whatever its value.
+_REQUIRED: tuple[tuple[str, object, str], ...] = (
+    ("StreamK", 0, "StreamK"),
+    ("DirectToLds", 0, "DirectToLds"),
+    ("DirectToVgprA", 0, "DirectToVgpr"),
+    ("DirectToVgprB", 0, "DirectToVgpr"),
+    ("StoreRemapVectorWidth", 0, "StoreRemapVectorWidth"),
+    ("BufferLoad", 1, "no BufferLoad"),
+    ("BufferStore", 1, "no BufferStore"),
+    ("Sparse", 0, "Sparse"),
+    ("WorkGroupReduction", 0, "WorkGroupReduction"),
+)
+
+
+def _dtype_reason(sol: Solution) -> str | None:
+    pt = sol.problem_type
+    if pt.a_type is not pt.data_type or pt.b_type is not pt.data_type:
+        return f"dtype:{pt.a_type.letter}{pt.b_type.letter}/{pt.dest_type.letter} mixed inputs"
+    key = (pt.data_type, pt.dest_type, pt.compute_type)
+    if key not in TYPES:
+        return f"dtype:{pt.data_type.letter}/{pt.dest_type.letter}/{pt.compute_type.letter}"
+    if pt.data_type in (DataType.H, DataType.B) and not pt.high_precision_accumulate:
+        return f"dtype:{pt.data_type.letter} without HPA"
+    if pt.data_type is DataType.S and pt.f32_xdl_math_op is not DataType.S:
+        return f"F32XdlMathOp:{pt.f32_xdl_math_op.letter}"
+    return None
+
+
+def _problem_reasons(sol: Solution) -> list[str]:
+    pt = sol.problem_type
+    out = []
+    dtype = _dtype_reason(sol)
+    if dtype:
+        out.append(dtype)
+    if pt.use_bias:
+        out.append("Bias")
+    if pt.activation_type != "none":
+        out.append("Activation")
+    if pt.use_scale_ab:
+        out.append("ScaleAB")
+    if pt.use_scale_cd:
+        out.append("ScaleCD")
+    if pt.use_scale_alpha_vec:
+        out.append("ScaleAlphaVec")
+    if pt.use_e:
+        out.append("E output")
+    if pt.gradient:
+        out.append("Gradient")
+    if pt.output_amax_d:
+        out.append("AmaxD")
+    if pt.sparse:
+        out.append("Sparse")
+    if pt.stochastic_rounding:
+        out.append("StochasticRounding")
+    # A grouped problem type is always launched through the device argument tables (argType 1/2).
+    # A non-grouped one with SupportUserArgs is launched with argType 0 like any other: only the
+    # grouped-GEMM API uses user arguments, so it is built (see writer.py for argType != 0).
+    if pt.grouped_gemm:
+        out.append("GroupedGemm")
+    if not pt.strided_batched:
+        out.append("GeneralBatched")
+    if pt.params.get("UseInitialStridesAB") or pt.params.get("UseInitialStridesCD"):
+        out.append("UseInitialStrides")
+    if pt.params.get("ComplexConjugateA") or pt.params.get("ComplexConjugateB"):
+        out.append("ComplexConjugate")
+    if pt.params.get("MirrorDimsA") or pt.params.get("MirrorDimsB"):
+        out.append("MirrorDims")
+    if len(pt.indices_summation) != 1 or pt.num_indices_c not in (2, 3) or len(pt.indices_batch) > 1:
+        out.append("non-GEMM contraction")
+    return out
+
+
+def _solution_reasons(sol: Solution) -> list[str]:
+    out = []
+    if sol.arch not in ARCHS:
+        out.append(f"arch:{sol.arch}")
+    if sol.is_custom:
+        out.append("CustomKernel")
+    if sol.kernel_language != "Assembly":
+        out.append("KernelLanguage:Source")
+    if sol.wavefront_size != 64:
+        out.append("wave32")
+    mi = sol.matrix_instruction
+    if mi is None:
+        out.append("non-MFMA kernel")
+    elif mi.b != 1:
+        out.append("MI multi-block")
+    elif (mi.m, mi.n) not in ((16, 16), (32, 32)):
+        out.append(f"MI:{mi.m}x{mi.n}")
+    if sol.runtime.global_split_u != 1:
+        out.append("GSU>1")
+    if sol.global_split_u_algorithm == "MultipleBufferSingleKernel":
+        # the host appends dstD/Synchronizer/GSUSync for these whatever the GSU value
+        out.append("GSU MultipleBufferSingleKernel")
+    if sol.workgroup[2] != 1:
+        out.append("LocalSplitU")
+    if sol.inner_unroll != 1:
+        out.append("InnerUnroll")
+    for key, want, feature in _REQUIRED:
+        value = sol.tuning(key)
+        if value is not None and value != want and feature not in out:
+            out.append(feature)
+    return out
+
+
+def unsupported_reasons(sol: Solution) -> tuple[str, ...]:
+    """Short feature names standing between `sol` and a correct kernel; empty when buildable."""
+    reasons = _problem_reasons(sol) + _solution_reasons(sol)
+    if reasons:
+        return tuple(dict.fromkeys(reasons))
+    try:
+        plan = build_plan(sol)
+        build_register_map(plan, "kernel", argument_layout(sol.problem_type))
+    except Unsupported as exc:
+        return (exc.feature,)
+    except RegisterOverflow as exc:
+        return (_overflow_feature(exc),)
+    return ()
+
+
+def unsupported_details(sol: Solution) -> tuple[str, ...]:
+    """Like `unsupported_reasons`, with the numbers where a resource or tiling limit is hit."""
+    reasons = unsupported_reasons(sol)
+    if not any(r.startswith(("resources:", "tiling:", "MI:")) for r in reasons):
+        return reasons
+    try:
+        plan = build_plan(sol)
+        build_register_map(plan, sol.name or "kernel", argument_layout(sol.problem_type))
+    except Unsupported as exc:
+        return (f"{exc.feature} ({exc.detail})",)
+    except RegisterOverflow as exc:
+        return (f"{_overflow_feature(exc)} ({exc.message})",)
+    return reasons
+
+
+def _overflow_feature(exc: RegisterOverflow) -> str:
+    msg = exc.message
+    for cls in ("AGPR", "VGPR", "SGPR"):
+        if cls in msg:
+            return f"resources:{cls}"
+    return "resources:registers"
+
+
+def runtime_overrides_read(sol: Solution) -> dict[str, bool]:
+    """Which runtime overrides in the argument header our kernels act on: none yet. They run GSU 1 and
+    map workgroups in order (WorkGroupMapping and StaggerU only reorder work, so ignoring them is exact);
+    the library declares them unsupported so the runtime never sends a GSU the kernel would ignore."""
+    return {"gsu": False, "wgm": False, "staggerU": False}

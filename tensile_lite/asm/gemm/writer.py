@@ -1,0 +1,88 @@
+"""The GEMM kernel writer: a frozen Solution in, comment-free assembly text out.
+
+    text = generate(solution)                    # symbol derived from the solution
+    kernel = GemmKernel.of(solution, name)       # a KernelSource for the code-object pipeline
+
+Stages, each a module with one job: setup (arguments, work distribution, addresses), global_read,
+local_write, local_read, mainloop, epilogue. The text is a pure function of the solution, the
+name and the code object version: labels are numbered, registers laid out deterministically.
+
+Header contract (spec/kernel_anatomy.md §1.5): the kernel serves argType 0 with gemm_count 1,
+the only way the runtime launches a non-grouped problem type. It does not read the header words:
+argType 1/2 is used only for grouped problem types, which `unsupported_reasons` rejects, and GSU,
+WorkGroupMapping and StaggerU are runtime choices it implements as GSU 1 / row-major / no stagger
+(the library must therefore declare `internalArgsSupport.gsu` false for these kernels).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from tensile_lite.asm.gemm.abi import argument_layout, kernel_arguments
+from tensile_lite.asm.gemm.emit import Emitter
+from tensile_lite.asm.gemm.epilogue import epilogue
+from tensile_lite.asm.gemm.layout import build_register_map
+from tensile_lite.asm.gemm.mainloop import summation
+from tensile_lite.asm.gemm.plan import build_plan
+from tensile_lite.asm.gemm.setup import setup
+from tensile_lite.asm.gemm.support import unsupported_details
+from tensile_lite.asm.kernel import KernelSpec, kernel_header, kernel_trailer
+from tensile_lite.errors import BuildError, Where
+from tensile_lite.model import Solution, kernel_key
+
+KERN_ARGS_VERSION = 2
+
+
+def kernel_name(sol: Solution) -> str:
+    """A readable, unique symbol: problem type, macro tile, MFMA shape and the kernel key's prefix
+    (two solutions share a name exactly when they share machine code)."""
+    mi = sol.matrix_instruction
+    mt0, mt1 = sol.macro_tile
+    shape = f"MI{mi.m}x{mi.n}x{mi.b}" if mi else "MAC"
+    return f"{sol.problem_type.name}_MT{mt0}x{mt1}x{sol.depth_u}_{shape}_TL{kernel_key(sol)[:12]}"
+
+
+def generate(sol: Solution, name: str | None = None, *, code_object_version: int = 4) -> str:
+    """The kernel's assembly text; a BuildError naming the solution if the writer cannot build it."""
+    reasons = unsupported_details(sol)
+    if reasons:
+        raise BuildError("the GEMM writer does not support " + "; ".join(reasons),
+                         Where(solution_index=sol.index, solution_name=sol.name or None))
+    name = name or kernel_name(sol)
+    plan = build_plan(sol)
+    layout = argument_layout(sol.problem_type)
+    regs = build_register_map(plan, name, layout)
+    spec = KernelSpec(
+        name=name, arch=plan.arch, arguments=kernel_arguments(sol.problem_type),
+        workgroup_size=plan.num_threads, lds_bytes=plan.lds_bytes, workgroup_ids=(True, False, False),
+        code_object_version=code_object_version,
+        extra_metadata={"custom.config": {"InternalSupportParams": {"KernArgsVersion": KERN_ARGS_VERSION}}})
+    lines = kernel_header(spec)
+    e = Emitter(plan, regs, lines)
+    setup(e)
+    summation(e)
+    epilogue(e)
+    e.out.flush()
+    lines += kernel_trailer(spec, regs.counts)
+    lines.append("")
+    return "\n".join(lines)
+
+
+@attrs.frozen(slots=True)
+class GemmKernel:
+    """A KernelSource for the code-object pipeline: frozen, picklable, text rendered on demand."""
+
+    solution: Solution = attrs.field(repr=False)
+    name: str
+    code_object_version: int = 4
+
+    @property
+    def arch(self) -> str:
+        return self.solution.arch
+
+    @classmethod
+    def of(cls, sol: Solution, name: str | None = None, *, code_object_version: int = 4) -> GemmKernel:
+        return cls(sol, name or kernel_name(sol), code_object_version)
+
+    def assembly_text(self) -> str:
+        return generate(self.solution, self.name, code_object_version=self.code_object_version)

@@ -1,0 +1,66 @@
+"""`tensile-lite coverage`: per-architecture counts and ranked missing features, as text and JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tensile_lite.cli import main
+from tests.shared import dev_logic_files, shared_dir
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["coverage", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_report_on_dev_set(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, str(shared_dir("logic")), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert set(doc) == {"architectures", "total", "missing_features"}
+    archs = doc["architectures"]
+    for arch, row in archs.items():
+        assert set(row) == {"solutions", "supported", "kernels", "supported_kernels"}
+        assert 0 <= row["supported"] <= row["solutions"]
+        assert 0 <= row["supported_kernels"] <= row["kernels"] <= row["solutions"]
+        assert (row["supported"] == 0) == (row["supported_kernels"] == 0), arch
+    assert doc["total"] == {"solutions": sum(r["solutions"] for r in archs.values()),
+                            "supported": sum(r["supported"] for r in archs.values())}
+    assert doc["total"]["solutions"] == 2290
+    assert archs["gfx942"]["supported"] >= 100
+    features = doc["missing_features"]
+    counts = [f["solutions"] for f in features]
+    assert counts == sorted(counts, reverse=True) and all(c > 0 for c in counts)
+    names = {f["feature"] for f in features}
+    assert {"GSU>1", "GroupedGemm", "Bias", "arch:gfx1100"} <= names
+    # every unsupported solution is blocked by at least one feature
+    unsupported = doc["total"]["solutions"] - doc["total"]["supported"]
+    assert max(counts) <= unsupported <= sum(counts)
+
+
+def test_text_report_single_file(capsys: pytest.CaptureFixture[str]) -> None:
+    path = next((p for p in dev_logic_files() if p.stem.endswith("Cijk_Ailk_Bljk_HHS_BH_UserArgs")), None)
+    if path is None:
+        pytest.skip("the HHS dev-set file is not available")
+    code, out, _ = _run(capsys, str(path))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["arch", "solutions", "supported"]
+    assert lines[1].split()[0] == "gfx942"
+    assert "GSU>1" in out and "total:" in out
+
+
+def test_missing_path_is_an_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = _run(capsys, str(tmp_path / "nowhere"))
+    assert code == 2 and "nowhere" in err
+
+
+def test_unreadable_file_is_reported(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- 1\n- 2\n")
+    code, _, err = _run(capsys, str(tmp_path))
+    assert code == 2 and "bad.yaml" in err

@@ -1,0 +1,87 @@
+"""What the writer claims to build: the v1 family is accepted, each feature outside it is named."""
+
+from __future__ import annotations
+
+import pytest
+
+from tensile_lite.asm.gemm import unsupported_reasons
+from tensile_lite.asm.gemm.support import ARCHS, TYPES
+from tensile_lite.model import Params, ProblemType
+from tests.gemm.devset import logic_files
+from tests.gemm.solutions import TYPES as TYPE_NAMES
+from tests.gemm.solutions import problem_type, solution
+
+
+@pytest.mark.parametrize("types", sorted(TYPE_NAMES))
+@pytest.mark.parametrize("trans", [(False, False), (False, True), (True, False), (True, True)])
+def test_v1_family_is_supported(types: str, trans: tuple[bool, bool]) -> None:
+    mi = (16, 16, 4) if types == "SS" else (16, 16, 16)
+    for arch in ("gfx90a", "gfx942", "gfx950"):
+        assert unsupported_reasons(solution(problem_type(types, *trans), arch=arch, mi=mi)) == ()
+    assert unsupported_reasons(solution(problem_type(types, *trans, batched=False, use_beta=False), mi=mi)) == ()
+
+
+def _pt(**extra: object) -> ProblemType:
+    raw = {"DataType": "H", "DestDataType": "H", "ComputeDataType": "S", "HighPrecisionAccumulate": 1,
+           "Batched": 1, **extra}
+    return ProblemType.from_params(Params.from_mapping(raw))
+
+
+@pytest.mark.parametrize("extra, feature", [
+    ({"UseBias": 1}, "Bias"),
+    ({"ActivationType": "hipblaslt_all"}, "Activation"),
+    ({"UseScaleAB": "Scalar"}, "ScaleAB"),
+    ({"UseScaleCD": 1}, "ScaleCD"),
+    ({"UseScaleAlphaVec": 1}, "ScaleAlphaVec"),
+    ({"UseE": 1}, "E output"),
+    ({"OutputAmaxD": 1}, "AmaxD"),
+    ({"GroupedGemm": 1}, "GroupedGemm"),
+    ({"StridedBatched": 0}, "GeneralBatched"),
+    ({"HighPrecisionAccumulate": 0}, "dtype:H without HPA"),
+    ({"DataType": "I8", "DestDataType": "I", "ComputeDataType": "I"}, "dtype:I8/I/I"),
+    ({"DataTypeA": "F8"}, "dtype:F8H/H mixed inputs"),
+])
+def test_problem_features_are_named(extra: dict, feature: str) -> None:
+    assert feature in unsupported_reasons(solution(_pt(**extra)))
+
+
+@pytest.mark.parametrize("kwargs, feature", [
+    ({"GlobalSplitU": 2}, "GSU>1"),
+    ({"GlobalSplitUAlgorithm": "MultipleBufferSingleKernel"}, "GSU MultipleBufferSingleKernel"),
+    ({"StreamK": 3}, "StreamK"),
+    ({"DirectToLds": 1}, "DirectToLds"),
+    ({"StoreRemapVectorWidth": 4}, "StoreRemapVectorWidth"),
+    ({"CustomKernelName": "Custom_x"}, "CustomKernel"),
+    ({"arch": "gfx1100"}, "arch:gfx1100"),
+    ({"arch": "gfx908"}, "arch:gfx908"),
+    ({"WorkGroup": [16, 8, 2], "wave_group": (2, 1)}, "LocalSplitU"),
+])
+def test_solution_features_are_named(kwargs: dict, feature: str) -> None:
+    assert feature in unsupported_reasons(solution(problem_type("HHS"), **kwargs))
+
+
+def test_scheduling_knobs_are_accepted() -> None:
+    """Parameters that only reorder or relayout work never block a solution."""
+    sol = solution(problem_type("BBS", True, False), PrefetchGlobalRead=1, PrefetchLocalRead=3,
+                   SourceSwap=1, **{"1LDSBuffer": 1}, TransposeLDS=0, MIArchVgpr=1, NonTemporalA=4,
+                   WaveSeparateGlobalReadA=1, NumLoadsCoalescedA=2, ScheduleIterAlg=3, StorePriorityOpt=1,
+                   StoreSyncOpt=4, PreloadKernArgs=1, WorkGroupMapping=-8, StaggerU=32,
+                   AssertFree0ElementMultiple=8, ExpandPointerSwap=1, ClusterLocalRead=0)
+    assert unsupported_reasons(sol) == ()
+
+
+def test_dev_set_v1_solutions() -> None:
+    """Only v1-family solutions of the real logic files are accepted, and some are."""
+    supported = 0
+    for lf in logic_files():
+        for sol in lf.solutions:
+            reasons = unsupported_reasons(sol)
+            pt = sol.problem_type
+            if reasons:
+                continue
+            supported += 1
+            assert sol.arch in ARCHS
+            assert (pt.data_type, pt.dest_type, pt.compute_type) in TYPES
+            assert sol.runtime.global_split_u == 1 and sol.workgroup[2] == 1
+            assert not (pt.use_bias or pt.use_scale_alpha_vec or pt.grouped_gemm)
+    assert supported >= 100
