@@ -7,13 +7,14 @@ are shared between solutions and files.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from tensile_lite.errors import LogicError, Where
+from tensile_lite.logic.stream import Streamed
 from tensile_lite.logic.yamlload import load_yaml
 from tensile_lite.model.logicfile import LIBRARY_TYPES, ExactRow, LogicFile
 from tensile_lite.model.params import Params
@@ -74,8 +75,29 @@ def _table(raw: Any, n_solutions: int, where: Where) -> tuple[ExactRow, ...]:
     return tuple(rows)
 
 
+@attrs.frozen(slots=True)
+class _Converted:
+    """Solutions already turned into the model while the parser went through them."""
+
+    solutions: tuple[Solution, ...]
+    notes: list[str]
+
+
+def _convert_while_parsing(head: Any, entries: Iterator[Any], where: Where) -> Any:
+    """Called when the parser reaches the solutions: each becomes a Solution before the next is parsed."""
+    if isinstance(head, list):  # elements 0-4 are complete
+        arch_raw, pt_raw = head[2], head[4]
+    elif "ArchitectureName" in head and "ProblemType" in head:
+        arch_raw, pt_raw = head["ArchitectureName"], head["ProblemType"]
+    else:
+        return list(entries)  # solutions ahead of the problem type: keep them raw, converted afterwards
+    return _Converted(*_solutions(entries, _problem_type(pt_raw, where), _arch(arch_raw, where)[0], where))
+
+
 def _solutions(raw: Any, pt: ProblemType, arch: str, where: Where) -> tuple[tuple[Solution, ...], list[str]]:
-    if not isinstance(raw, list):
+    if isinstance(raw, _Converted):
+        return raw.solutions, raw.notes
+    if not isinstance(raw, (list, Iterator)):
         raise LogicError(f"the solutions must be a list, got {type(raw).__name__}",
                          attrs.evolve(where, parameter="Solutions"))
     sols: list[Solution] = []
@@ -167,7 +189,8 @@ def _dict_form(data: Mapping[str, Any], where: Where) -> LogicFile:
 def read_logic_file(path: str | Path) -> LogicFile:
     """Parse and validate one logic file; any problem is a LogicError naming file, solution and parameter."""
     where = Where(file=str(path))
-    data = load_yaml(Path(path))
+    data = load_yaml(Path(path), Streamed(lambda head, entries: _convert_while_parsing(head, entries, where),
+                                          index=5, key="Solutions"))
     try:
         if isinstance(data, list):
             return _list_form(data, where)

@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from tensile_lite.errors import LogicError, Where
+from tensile_lite.logic.stream import Streamed, load
 
 try:
     from yaml import CSafeLoader as _Loader
@@ -15,14 +16,16 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = None
 
 
-def load_yaml(path: Path) -> Any:
+def load_yaml(path: Path, streamed: Streamed | None = None) -> Any:
+    """The file's one document, as yaml.load(CSafeLoader) builds it; `streamed` hands one of its sequences
+    over item by item (see `tensile_lite.logic.stream`)."""
     if _Loader is None:
         raise LogicError("PyYAML was built without libyaml (yaml.CSafeLoader is missing); reinstall it with "
                          "libyaml, e.g. `apt-get install libyaml-dev && pip install --force-reinstall "
                          "--no-binary pyyaml pyyaml`, or use the PyPI wheel")
     try:
         with open(path, "rb") as fh:
-            return yaml.load(fh, Loader=_Loader)
+            return load(fh, str(path), streamed)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         pos = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
