@@ -83,7 +83,7 @@ def report_unsupported(logic: list[LogicFile], unsupported: Callable[[Solution],
 def write_helper_code_object(toolchain, arch: str, dest: Path, cov: int) -> None:
     """Kernels.so-000-<gfx>.hsaco: the helper kernels the included solutions need. Our kernels need none
     (no split-K post-processing, fused epilogues only), so it is a valid code object with one no-op kernel."""
-    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+    with tempfile.TemporaryDirectory(prefix="tensile-lite-helpers-") as tmp:
         obj = assemble(toolchain, TrivialKernel(HELPER_KERNEL, arch, cov).assembly_text(), arch,
                        Path(tmp) / "helpers.o", code_object_version=cov)
         link(toolchain, [obj], dest)
@@ -138,7 +138,7 @@ def build_library(req: TclRequest, staging: Path, log: Log,
         if co_plans:
             sources = _sources_by_library(ap, kernel_source, req.code_object_version)
             options = BuildOptions(jobs=req.jobs, code_object_version=req.code_object_version,
-                                   keep_build_tmp=req.keep_build_tmp, tmp_parent=staging,
+                                   keep_build_tmp=req.keep_build_tmp, tmp_parent=Path(tempfile.gettempdir()),
                                    progress="auto" if req.verbose >= 1 else "off")
             build_code_objects(toolchain, sources, co_plans, staging, options)
             kernels_total += len(ap.kernels)

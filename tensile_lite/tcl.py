@@ -37,6 +37,11 @@ def run(req: TclRequest) -> int:
     try:
         summary = build_library(req, staging, log=lambda level, msg: _log(req, level, msg))
         _publish(staging, out / "library", summary.files)
+        kept = staging / "build_tmp"
+        if kept.is_dir():  # --keep-build-tmp: the kernels' .s and .o, for debugging
+            shutil.rmtree(out / "build_tmp", ignore_errors=True)
+            os.replace(kept, out / "build_tmp")
+            _log(req, 1, f"kept each kernel's .s and .o in {out / 'build_tmp'}")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     _log(req, 1, f"{summary.describe()} in {time.monotonic() - started:.1f} s")

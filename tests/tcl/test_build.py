@@ -99,3 +99,23 @@ def test_console_script_runs_from_a_clean_cwd(tmp_path, toolchain):
                           str(tensile_lite.sample.path()), str(out), "HIP"], cwd=cwd, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert list(cwd.iterdir()) == []  # upstream drops MatchTable.yaml and build_tmp here; we don't
+
+
+def test_keep_build_tmp_keeps_sources_and_objects(tmp_path, toolchain):
+    out = tmp_path / "o"
+    assert tcl(tensile_lite.sample.path(), out, "--architecture=gfx942", "--keep-build-tmp") == 0
+    kept = out / "build_tmp"
+    assert sorted(p.suffix for p in kept.rglob("*") if p.is_file()) == [".o", ".o", ".s", ".s"]
+    assert "//" not in next(kept.rglob("*.s")).read_text()  # comment-free assembly
+
+
+def test_temporaries_go_to_tmpdir_and_are_removed(tmp_path, toolchain, monkeypatch):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    out = tmp_path / "o"
+    assert tcl(tensile_lite.sample.path(), out, "--architecture=gfx942") == 0
+    assert list(tmp.iterdir()) == []
