@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "build_metadata",
     "inspect_dat",
     "coverage",
+    "verify_library",
 )
 
 

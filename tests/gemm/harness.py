@@ -14,35 +14,15 @@ import attrs
 import numpy as np
 
 from tensile_lite.asm.gemm import GemmProblem, generate, kernel_name, num_workgroups, pack_kernel_args
+from tensile_lite.asm.gemm.features import epilogue_features
+from tensile_lite.asm.gemm.grouped import pack_grouped, tiles
 from tensile_lite.codeobj.assemble import assemble, link
 from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.emu import DeviceMemory, Emulator
+from tensile_lite.emu.arch import arch_info
 from tensile_lite.model import DataType, ProblemType, Solution
-
-_NAN_BITS = {2: 0x7E00, 4: 0x7FC00000}
-
-
-def to_bits(values: np.ndarray, dt: DataType) -> np.ndarray:
-    """float64/32 values -> element bit patterns (uint16 / uint32), round to nearest even."""
-    if dt is DataType.S:
-        return values.astype(np.float32).view(np.uint32)
-    if dt is DataType.H:
-        return values.astype(np.float16).view(np.uint16)
-    f = values.astype(np.float32).view(np.uint32).astype(np.uint64)
-    rounded = (f + 0x7FFF + ((f >> 16) & 1)) >> 16
-    return rounded.astype(np.uint16)
-
-
-def from_bits(bits: np.ndarray, dt: DataType) -> np.ndarray:
-    if dt is DataType.S:
-        return bits.view(np.float32).astype(np.float64)
-    if dt is DataType.H:
-        return bits.view(np.float16).astype(np.float64)
-    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-
-
-def _bits_dtype(dt: DataType) -> type:
-    return np.uint32 if dt.num_bytes == 4 else np.uint16
+from tests.gemm.bits import NAN_BITS, bits_dtype, from_bits, to_bits
+from tests.gemm.epilogue_ref import Epilogue, Vectors, activate
 
 
 @attrs.frozen
@@ -74,12 +54,12 @@ def _tensor(pt: ProblemType, problem: GemmProblem, tensor: str, rng: np.random.G
     strides = (1, *problem.tensor_strides(pt, tensor))
     sizes = [problem.index_size(pt, i) for i in assign]
     count = max(problem.tensor_elements(pt, tensor), 1)
-    flat = np.full(count, _NAN_BITS[dt.num_bytes], dtype=_bits_dtype(dt))
+    flat = np.full(count, NAN_BITS[dt.num_bytes], dtype=bits_dtype(dt))
     if fill == "random":
         vals = rng.integers(-8, 9, size=sizes).astype(np.float64) / 8.0 + rng.uniform(-0.05, 0.05, size=sizes)
     else:
         vals = np.full(sizes, np.nan)
-    bits = to_bits(vals, dt) if fill == "random" else np.full(sizes, _NAN_BITS[dt.num_bytes], _bits_dtype(dt))
+    bits = to_bits(vals, dt) if fill == "random" else np.full(sizes, NAN_BITS[dt.num_bytes], bits_dtype(dt))
     if all(s > 0 for s in sizes):
         idx = np.zeros(sizes, dtype=np.int64)
         for axis, (size, stride) in enumerate(zip(sizes, strides, strict=True)):
@@ -90,9 +70,9 @@ def _tensor(pt: ProblemType, problem: GemmProblem, tensor: str, rng: np.random.G
     return flat, from_bits(bits, dt) if fill == "random" else vals
 
 
-def _reference(pt: ProblemType, a: np.ndarray, b: np.ndarray, c: np.ndarray, alpha: float, beta: float,
-               problem: GemmProblem) -> np.ndarray:
-    """D[i, j, batch] in float64 from the values as indexed by each tensor's assignments."""
+def _reference(pt: ProblemType, a: np.ndarray, b: np.ndarray, problem: GemmProblem) -> tuple[np.ndarray, np.ndarray]:
+    """(A x B, |A| x |B|) as [i, j, batch] in float64 from the values as indexed by each tensor's
+    assignments (the second bounds the accumulation error)."""
     batch = -1  # label of the batch axis; problems without one get a unit axis
 
     def canon(x: np.ndarray, assign: tuple[int, ...], order: tuple[int, ...]) -> np.ndarray:
@@ -105,12 +85,10 @@ def _reference(pt: ProblemType, a: np.ndarray, b: np.ndarray, c: np.ndarray, alp
     lidx = pt.indices_summation[-1]
     a3 = canon(a, pt.index_assignments_a, (0, lidx, batch))   # [m, k, batch]
     b3 = canon(b, pt.index_assignments_b, (lidx, 1, batch))   # [k, n, batch]
-    c3 = c if c.ndim == 3 else c[..., None]
-    prod = np.einsum("ikb,kjb->ijb", a3, b3) if problem.k else np.zeros(c3.shape)
-    out = alpha * prod
-    if beta != 0:
-        out = out + beta * c3
-    return out, np.einsum("ikb,kjb->ijb", np.abs(a3), np.abs(b3)) if problem.k else np.zeros(c3.shape)
+    shape = (problem.m, problem.n, problem.batch if pt.num_indices_c == 3 else 1)
+    if not problem.k:
+        return np.zeros(shape), np.zeros(shape)
+    return np.einsum("ikb,kjb->ijb", a3, b3), np.einsum("ikb,kjb->ijb", np.abs(a3), np.abs(b3))
 
 
 def emulator_for(built: Built) -> Emulator:
@@ -120,43 +98,130 @@ def emulator_for(built: Built) -> Emulator:
 @attrs.frozen
 class Result:
     got: np.ndarray        # D as computed, float64 [m, n, batch]
-    want: np.ndarray       # reference
+    want: np.ndarray       # reference, exact
     tolerance: np.ndarray  # per element
     untouched: bool        # nothing outside M x N x batch was written
     instructions: int
+    dest: DataType
 
-    def check(self) -> None:
-        assert self.untouched, "the kernel wrote D outside the problem"
-        bad = ~(np.abs(self.got - self.want) <= self.tolerance)
+    @property
+    def rounded(self) -> np.ndarray:
+        """The reference rounded to the destination type (RNE; overflow gives inf)."""
+        with np.errstate(over="ignore"):
+            return from_bits(to_bits(self.want, self.dest), self.dest)
+
+    def _fail(self, bad: np.ndarray, want: np.ndarray) -> None:
         if bad.any():
             where = np.argwhere(bad)[:5]
-            detail = ", ".join(f"{tuple(w)}: got {self.got[tuple(w)]!r} want {self.want[tuple(w)]!r}" for w in where)
+            detail = ", ".join(f"{tuple(w)}: got {self.got[tuple(w)]!r} want {want[tuple(w)]!r}" for w in where)
             raise AssertionError(f"{int(bad.sum())} of {bad.size} elements differ: {detail}")
+
+    def check(self) -> None:
+        """Within the error bound of every element (or equal to the rounded reference, for infinities)."""
+        assert self.untouched, "the kernel wrote D outside the problem"
+        self._fail(~((np.abs(self.got - self.want) <= self.tolerance) | (self.got == self.rounded)), self.want)
+
+    def check_exact(self) -> None:
+        """Bit for bit the reference rounded once to the destination type (for problems whose f32
+        result is exact, this checks the conversion's rounding and overflow)."""
+        assert self.untouched, "the kernel wrote D outside the problem"
+        self._fail(self.got != self.rounded, self.rounded)
+
+
+def _f32(x: float) -> float:
+    return float(np.float32(x))
+
+
+@attrs.frozen
+class _Call:
+    """One GEMM's device buffers and the values the reference needs."""
+
+    problem: GemmProblem
+    alpha: float
+    beta: float
+    epilogue: Epilogue
+    inputs: dict
+    vectors: Vectors
+    buffers: dict
+
+
+def _prepare(pt: ProblemType, mem: DeviceMemory, problem: GemmProblem, alpha: float, beta: float,
+             ep: Epilogue | None, rng: np.random.Generator) -> _Call:
+    ep = ep or Epilogue()
+    inputs = _inputs(pt, problem, rng, alpha, beta)
+    buffers = {name: mem.alloc(flat) for name, (flat, _) in inputs.items()}
+    vectors = ep.vectors_for(pt, problem, rng)
+    for name, flat in vectors.buffers.items():
+        buffers[name] = mem.alloc(flat)
+    return _Call(problem, alpha, beta, ep, inputs, vectors, buffers)
+
+
+def _result(sol: Solution, mem: DeviceMemory, call: _Call, instructions: int) -> Result:
+    pt = sol.problem_type
+    got, untouched = _read_d(pt, call.problem, mem, call.buffers["D"], call.inputs["D"][0])
+    want, tol = reference(pt, call.problem, call.inputs, call.alpha, call.beta, call.epilogue, call.vectors,
+                          flush_f16=arch_info(sol.arch).mfma_flushes_f16_denorms)
+    return Result(got, want, tol, untouched, instructions, pt.dest_type)
 
 
 def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float = 0.0, seed: int = 0,
-        emulator: Emulator | None = None, gemm_count: int = 1, arg_type: int = 0) -> Result:
+        emulator: Emulator | None = None, gemm_count: int = 1, arg_type: int = 0,
+        epilogue: Epilogue | None = None) -> Result:
+    """One argType-0 launch of `built` on `problem` (the header may claim another gemm_count/argType)."""
     sol = built.solution
     pt = sol.problem_type
-    rng = np.random.default_rng(seed)
-    a_flat, a = _tensor(pt, problem, "A", rng, pt.a_type, "random")
-    b_flat, b = _tensor(pt, problem, "B", rng, pt.b_type, "random")
-    if alpha == 0:
-        # alpha == 0 must not read A or B at all: make any read visible as NaN in D
-        a_flat[:] = _NAN_BITS[pt.a_type.num_bytes]
-        b_flat[:] = _NAN_BITS[pt.b_type.num_bytes]
-    # beta == 0: C must never be read, so it holds only NaN
-    c_flat, c = _tensor(pt, problem, "C", rng, pt.dest_type, "random" if beta != 0 else "nan")
-    d_flat, _ = _tensor(pt, problem, "D", rng, pt.dest_type, "nan")
     mem = DeviceMemory()
-    buffers = {"A": mem.alloc(a_flat), "B": mem.alloc(b_flat), "C": mem.alloc(c_flat), "D": mem.alloc(d_flat)}
-    kernargs = pack_kernel_args(sol, problem, buffers, alpha, beta, gemm_count=gemm_count, arg_type=arg_type)
+    call = _prepare(pt, mem, problem, alpha, beta, epilogue, np.random.default_rng(seed))
+    kernargs = pack_kernel_args(sol, problem, call.buffers, alpha, beta, gemm_count=gemm_count, arg_type=arg_type,
+                                epilogue=call.epilogue.arguments(pt))
     emu = emulator or emulator_for(built)
     grid = num_workgroups(sol, problem)
     stats = emu.launch(built.name, grid=(max(grid, 1), 1, 1), block=(sol.num_threads, 1, 1), kernargs=kernargs,
                        memory=mem) if grid else None
-    d_out = mem.array(buffers["D"], _bits_dtype(pt.dest_type), d_flat.size)
-    # D values at the problem's elements, and a check that everything else is untouched
+    return _result(sol, mem, call, stats.instructions if stats else 0)
+
+
+def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alphas: list[float],
+                betas: list[float], epilogues: list[Epilogue | None] | None = None, seed: int = 0,
+                emulator: Emulator | None = None) -> list[Result]:
+    """One grouped launch (argType 1: the library's table, 2: user arguments) over `problems`."""
+    sol = built.solution
+    pt = sol.problem_type
+    mem = DeviceMemory()
+    rng = np.random.default_rng(seed)
+    eps = epilogues or [None] * len(problems)
+    calls = [_prepare(pt, mem, p, a, b, ep, rng) for p, a, b, ep in zip(problems, alphas, betas, eps, strict=True)]
+    table_address = mem.alloc(1 << 16)
+    kernargs, table = pack_grouped(sol, problems, [c.buffers for c in calls], alphas, betas,
+                                   table_address=table_address, arg_type=arg_type,
+                                   epilogues=[c.epilogue.arguments(pt) for c in calls])
+    assert len(table) <= 1 << 16
+    mem.write(table_address, table)
+    grid = sum(tiles(sol, p) for p in problems)
+    emu = emulator or emulator_for(built)
+    stats = emu.launch(built.name, grid=(max(grid, 1), 1, 1), block=(sol.num_threads, 1, 1), kernargs=kernargs,
+                       memory=mem) if grid else None
+    return [_result(sol, mem, c, stats.instructions if stats else 0) for c in calls]
+
+
+def _inputs(pt: ProblemType, problem: GemmProblem, rng: np.random.Generator, alpha: float,
+            beta: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Flat bit buffers and values of A, B, C, D (D all NaN; C all NaN when beta is 0, A and B
+    when alpha is 0, so a kernel reading what it must not fails)."""
+    a_flat, a = _tensor(pt, problem, "A", rng, pt.a_type, "random")
+    b_flat, b = _tensor(pt, problem, "B", rng, pt.b_type, "random")
+    if alpha == 0:
+        a_flat[:] = NAN_BITS[pt.a_type.num_bytes]
+        b_flat[:] = NAN_BITS[pt.b_type.num_bytes]
+    c_flat, c = _tensor(pt, problem, "C", rng, pt.dest_type, "random" if beta != 0 else "nan")
+    d_flat, d = _tensor(pt, problem, "D", rng, pt.dest_type, "nan")
+    return {"A": (a_flat, a), "B": (b_flat, b), "C": (c_flat, c), "D": (d_flat, d)}
+
+
+def _read_d(pt: ProblemType, problem: GemmProblem, mem: DeviceMemory, address: int,
+            d_flat: np.ndarray) -> tuple[np.ndarray, bool]:
+    """D values at the problem's elements [m, n, batch], and whether everything else is untouched."""
+    d_out = mem.array(address, bits_dtype(pt.dest_type), d_flat.size)
     assign = _assignments(pt, "D")
     strides = (1, *problem.tensor_strides(pt, "D"))
     sizes = [problem.index_size(pt, i) for i in assign]
@@ -169,17 +234,60 @@ def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float =
     outside = np.ones(d_flat.size, dtype=bool)
     outside[idx.reshape(-1)] = False
     untouched = bool(np.all(d_out[outside] == d_flat[outside]))
-    want, mag = _reference(pt, a, b, c if beta != 0 else np.zeros(sizes), alpha, beta, problem)
-    if got.ndim == 2:
-        got = got[..., None]
-    # f32 accumulation over K products, then one rounding to the destination type
+    return (got if got.ndim == 3 else got[..., None]), untouched
+
+
+def reference(pt: ProblemType, problem: GemmProblem, inputs: dict[str, tuple[np.ndarray, np.ndarray]],
+              alpha: float, beta: float, ep: Epilogue, vectors: Vectors, *,
+              flush_f16: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """D in float64 following the epilogue's steps, and a per-element bound of the kernel's error.
+
+    The scalars are combined in f32 exactly as the kernel does; every other step is exact here and
+    its f32 rounding goes into the bound (2^-24 relative per step), which the activation scales by
+    its slope and widens for its approximate exp/rcp.
+    """
+    feat = epilogue_features(pt)
+    a, b = inputs["A"][1], inputs["B"][1]
+    if flush_f16:
+        # CDNA2's f16 MFMAs read subnormal inputs as zero (the emulator models it)
+        a, b = (np.where(np.abs(x) < 2.0 ** -14, 0.0, x) if dt is DataType.H else x
+                for x, dt in ((a, pt.a_type), (b, pt.b_type)))
+    prod, mag = _reference(pt, a, b, problem)
+    k = max(problem.k, 1)
+    alpha_p, beta_p = alpha, beta
+    if feat.scale_ab == "Scalar":
+        alpha_p = _f32(_f32(alpha * (1.0 if ep.scale_a is None else ep.scale_a))
+                       * (1.0 if ep.scale_b is None else ep.scale_b))
+    if feat.scale_cd and pt.use_beta:
+        beta_p = _f32(beta * (1.0 if ep.scale_c is None else ep.scale_c))
+    ulp = 2.0 ** -24
+    t = alpha_p * prod
+    # f32 accumulation; xf32 MFMAs also round each input to 10 mantissa bits (2^-11 relative)
+    input_eps = 2.0 ** -10 * 1.01 if pt.data_type is DataType.S and pt.f32_xdl_math_op is DataType.X else 0.0
+    err = abs(alpha_p) * mag * (k * 2.0 ** -23 + input_eps) + np.abs(t) * ulp
+    for name in ("scaleA", "scaleB", "scaleAlphaVec"):
+        if name in vectors.along:
+            v = vectors.along[name]
+            t = t * v
+            err = err * np.abs(v) + np.abs(t) * ulp
+    if pt.use_beta and beta_p != 0:
+        c = inputs["C"][1]
+        c = c if c.ndim == 3 else c[..., None]
+        t = t + beta_p * c
+        err = err + np.abs(beta_p * c) * ulp + np.abs(t) * ulp
+    if "bias" in vectors.along:
+        t = t + vectors.along["bias"]
+        err = err + np.abs(t) * ulp
+    if feat.activation != "none":
+        t, err = activate(ep.activation, ep.activation_args, t, err)
+    if feat.scale_cd:
+        sd = 1.0 if ep.scale_d is None else ep.scale_d
+        t = t * sd
+        err = err * abs(sd) + np.abs(t) * ulp
+    # one rounding to the destination type, plus half a unit in the last place of its subnormals
     out_eps = {DataType.S: 2.0 ** -24, DataType.H: 2.0 ** -11, DataType.B: 2.0 ** -8}[pt.dest_type]
-    # ... plus half a unit in the last place of the destination's subnormals
     out_min = {DataType.S: 2.0 ** -149, DataType.H: 2.0 ** -24, DataType.B: 2.0 ** -133}[pt.dest_type]
-    tol = abs(alpha) * mag * max(problem.k, 1) * 2.0 ** -23 + np.abs(want) * out_eps * 1.01 + out_min
-    if beta != 0:
-        tol = tol + np.abs(beta * (c if c.ndim == 3 else c[..., None])) * 2.0 ** -23
-    return Result(got, want, tol, untouched, stats.instructions if stats else 0)
+    return t, err + np.abs(t) * out_eps * 1.01 + out_min
 
 
 def padded(pt: ProblemType, m: int, n: int, k: int, batch: int = 1, pad: int = 3) -> GemmProblem:

@@ -9,10 +9,13 @@ from tensile_lite.model import Params, ProblemType, Solution
 
 # (DataType, DestDataType) letters per v1 type name
 TYPES = {"HHS": ("H", "H"), "HSS": ("H", "S"), "BBS": ("B", "B"), "BSS": ("B", "S"), "SS": ("S", "S")}
+# f32 data on the xf32 MFMAs (F32XdlMathOp X, gfx94x)
+XF32 = {"F32XdlMathOp": "X"}
 
 
 def problem_type(types: str = "HHS", trans_a: bool = False, trans_b: bool = False, *, batched: bool = True,
-                 use_beta: bool = True) -> ProblemType:
+                 use_beta: bool = True, **extra: Any) -> ProblemType:
+    """A v1 problem type; `extra` adds raw ProblemType keys (UseBias, ActivationType, ...)."""
     data, dest = TYPES[types]
     raw: dict[str, Any] = {
         "OperationType": "GEMM", "DataType": data, "DestDataType": dest, "ComputeDataType": "S",
@@ -23,6 +26,7 @@ def problem_type(types: str = "HHS", trans_a: bool = False, trans_b: bool = Fals
         raw["NumIndicesC"] = 2
         raw["IndexAssignmentsA"] = [2, 0] if trans_a else [0, 2]
         raw["IndexAssignmentsB"] = [1, 2] if trans_b else [2, 1]
+    raw.update(extra)
     return ProblemType.from_params(Params.from_mapping(raw))
 
 

@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 
 from tensile_lite.asm.gemm import GemmProblem, argument_layout, kernel_arguments, pack_kernel_args
-from tensile_lite.asm.gemm.abi import internal_args, num_workgroups
+from tensile_lite.asm.gemm.abi import EpilogueArgs, internal_args, num_workgroups, solution_layout
 from tensile_lite.errors import BuildError
 from tensile_lite.logic import read_logic_file
+from tensile_lite.model import DataType
 from tests.gemm.solutions import problem_type, solution
 from tests.shared import dev_logic_files, shared_dir
-
-V1_FILES = ("Cijk_Ailk_Bljk_HHS_BH_UserArgs", "Cijk_Alik_Bljk_BBS_BH_UserArgs", "Cijk_Ailk_Bljk_SB_UserArgs")
 
 
 @cache
@@ -25,34 +24,54 @@ def _reference_kernels(arch: str) -> list[dict]:
     return json.loads((shared_dir("reference", "kernels") / f"{arch}.json").read_text())
 
 
-def _v1_logic_files() -> list[Path]:
-    return [p for p in dev_logic_files() if p.stem.endswith(V1_FILES)]
+@cache
+def _upstream_kernel_of(arch: str) -> dict[tuple[str, int], dict]:
+    """(logic file name, index in it) -> upstream's kernel for that solution (its `.args` and name),
+    through the reference's match table and the kernel names of its `.dat` files."""
+    kernels = {k["name"]: k for k in _reference_kernels(arch)}
+    names: dict[int, str] = {}
+    for dat in (shared_dir("reference", "dat") / arch).glob("TensileLibrary_*.dat.json"):
+        if "_lazy_" in dat.name:
+            continue
+        for entry in json.loads(dat.read_text()).get("solutions", []):
+            names[entry["index"]] = entry["kernelName"]
+    table = json.loads((shared_dir("reference", "match_table") / f"{arch}.json").read_text())
+    return {(Path(row["logic_file"]).name, row["index_in_logic_file"]): kernels[names[row["solution_index"]]]
+            for row in table if names.get(row["solution_index"]) in kernels}
 
 
-def _ours(pt) -> list[tuple]:
+def _ours(sol) -> list[tuple]:
     return [(p.offset, p.argument.size, p.argument.value_kind, p.argument.value_type)
-            for p in argument_layout(pt).arguments]
+            for p in solution_layout(sol).arguments]
 
 
-def test_layout_matches_upstream_reference_kernels() -> None:
-    files = _v1_logic_files()
-    if not files:
-        pytest.skip("no v1-family logic files in the dev set")
-    checked = 0
-    for path in files:
+def test_layout_matches_upstream_kernels() -> None:
+    """Every dev-set solution whose arguments we describe (epilogue extras included, every
+    architecture) has upstream's offsets, sizes and kinds; value types too where we name the
+    element types. Split-K kernels that reduce in-kernel carry three more arguments and custom
+    kernels their own layouts (both outside)."""
+    checked, problem_types = 0, set()
+    for path in dev_logic_files():
         lf = read_logic_file(path)
-        pt = lf.problem_type
-        ours = _ours(pt)
-        size = argument_layout(pt).segment_size
-        for kernel in _reference_kernels(lf.arch):
-            # split-K kernels that reduce in-kernel carry three more arguments; they are outside v1
-            if not kernel["name"].startswith(pt.name + "_MT") or "_GSUAMBSK_" in kernel["name"]:
+        try:
+            argument_layout(lf.problem_type)
+        except BuildError:
+            continue
+        upstream = _upstream_kernel_of(lf.arch)
+        for index, sol in enumerate(lf.solutions):
+            kernel = upstream.get((path.name, index))
+            if kernel is None or sol.is_custom or sol.global_split_u_algorithm == "MultipleBufferSingleKernel":
                 continue
+            ours = _ours(sol)
             theirs = [(a["offset"], a["size"], a["value_kind"], a.get("value_type")) for a in kernel["args"]]
-            assert theirs == ours, kernel["name"]
-            assert kernel["kernarg_segment_size"] == size
+            typed = all(o[3] != "struct" for o in ours)
+            assert [t[:3] for t in theirs] == [o[:3] for o in ours], kernel["name"]
+            if typed:
+                assert theirs == ours, kernel["name"]
+            assert kernel["kernarg_segment_size"] == solution_layout(sol).segment_size
             checked += 1
-    assert checked >= 100  # three problem types, a few hundred upstream kernels
+            problem_types.add(lf.problem_type.name)
+    assert checked >= 1000 and len(problem_types) >= 15
 
 
 def test_worked_example_offsets() -> None:
@@ -73,14 +92,57 @@ def test_unbatched_and_no_beta_layouts_shrink() -> None:
     assert argument_layout(pt).size == 16 + 3 * 4 + 4 * 8 + 4 * 4 + 4
 
 
-def test_extras_are_refused() -> None:
+@pytest.mark.parametrize("extra, refused", [({"StridedBatched": 0}, "batched pointer arrays"),
+                                             ({"Sparse": 1}, "sparse"), ({"StochasticRounding": 1}, "RNDSeed")])
+def test_undescribed_arguments_are_refused(extra: dict, refused: str) -> None:
     from tensile_lite.model import Params, ProblemType
 
     pt = ProblemType.from_params(Params.from_mapping({"DataType": "H", "DestDataType": "H",
                                                      "ComputeDataType": "S", "HighPrecisionAccumulate": 1,
-                                                     "Batched": 1, "UseBias": 1}))
-    with pytest.raises(BuildError, match="bias"):
+                                                     "Batched": 1, **extra}))
+    with pytest.raises(BuildError, match=refused):
         kernel_arguments(pt)
+
+
+def test_epilogue_layout_in_runtime_order() -> None:
+    """spec/kernel_anatomy.md §1.5 items 1-8 after beta; hipblaslt_all takes two f32 activation
+    arguments before activationType (upstream's kernels; the spec's table says none)."""
+    pt = problem_type("BBS", True, False, UseScaleAB="Scalar", UseScaleCD=True, UseScaleAlphaVec=3, UseBias=1,
+                      BiasDataTypeList=[0, 7], Activation=True, ActivationType="hipblaslt_all")
+    layout = argument_layout(pt)
+    names = [p.argument.name for p in layout.arguments]
+    assert names[names.index("beta") + 1:] == [
+        "AddressScaleA", "AddressScaleB", "AddressScaleC", "AddressScaleD", "AddressScaleAlphaVec", "bias",
+        "biasType", "StrideBias", "factorDim", "activationAlpha", "activationBeta", "activationType"]
+    at = {p.argument.name: p.offset for p in layout.arguments}
+    assert (at["AddressScaleA"], at["bias"], at["factorDim"], at["activationType"]) == (104, 144, 160, 172)
+    assert layout.size == 176
+    unfused = argument_layout(pt, activation_fused=False)
+    assert "activationType" not in [p.argument.name for p in unfused.arguments]
+
+
+def test_epilogue_values_decode_at_layout_offsets() -> None:
+    pt = problem_type("HHS", False, False, UseScaleAB="Vector", UseScaleAlphaVec=1, UseBias=3,
+                      BiasDataTypeList=[0, 4], Activation=True, ActivationType="all")
+    sol = solution(pt)
+    buffers = {"A": 1, "B": 2, "C": 3, "D": 4, "scaleA": 0x1000, "scaleB": 0x2000, "scaleAlphaVec": 0x3000,
+               "bias": 0x4000}
+    ep = EpilogueArgs(bias_type=DataType.H, stride_bias=77, factor_dim=1, activation=5, activation_args=(0.25,))
+    blob = pack_kernel_args(sol, GemmProblem(8, 8, 8, 2), buffers, 1.0, 0.0, epilogue=ep)
+    at = {p.argument.name: p.offset for p in argument_layout(pt).arguments}
+    assert len(blob) == argument_layout(pt).size
+    for name, key in (("AddressScaleA", "scaleA"), ("AddressScaleB", "scaleB"),
+                      ("AddressScaleAlphaVec", "scaleAlphaVec"), ("bias", "bias")):
+        assert struct.unpack_from("<Q", blob, at[name])[0] == buffers[key]
+    u32 = {n: struct.unpack_from("<I", blob, at[n])[0] for n in ("biasType", "StrideBias", "factorDim",
+                                                                  "activationType")}
+    assert u32 == {"biasType": 4, "StrideBias": 77, "factorDim": 1, "activationType": 5}
+    assert struct.unpack_from("<ff", blob, at["activationAlpha"]) == (0.25, 0.0)
+    # defaults: null pointers, the first accepted bias type, no activation
+    plain = pack_kernel_args(sol, GemmProblem(8, 8, 8, 2), {"A": 1, "B": 2, "C": 3, "D": 4}, 1.0)
+    assert struct.unpack_from("<Q", plain, at["bias"])[0] == 0
+    assert struct.unpack_from("<II", plain, at["biasType"]) == (0, 0)
+    assert struct.unpack_from("<I", plain, at["activationType"])[0] == 0
 
 
 def test_packed_bytes_decode_at_layout_offsets() -> None:

@@ -12,15 +12,14 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem
+from tensile_lite.asm.gemm import GemmProblem, generate
 from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.model import Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels
-from tests.gemm.solutions import TYPES, problem_type, solution
+from tests.gemm.solutions import TYPES, XF32, problem_type, solution
 
 TRANSPOSES = {"NN": (False, False), "NT": (False, True), "TN": (True, False), "TT": (True, True)}
 
@@ -78,6 +77,15 @@ def test_32x32_mfma(types: str, toolchain: Toolchain, kernel_dir: Path) -> None:
 def test_other_architectures(arch: str, types: str, toolchain: Toolchain, kernel_dir: Path) -> None:
     pt = problem_type(types, True, False)
     _check(toolchain, kernel_dir, solution(pt, arch=arch, mi=_mi(types, False), wave_tile=(1, 2)))
+
+
+@pytest.mark.parametrize("mi, wave_tile", [((16, 16, 8), (2, 1)), ((32, 32, 4), (1, 2))])
+def test_xf32(mi: tuple[int, int, int], wave_tile: tuple[int, int], toolchain: Toolchain, kernel_dir: Path) -> None:
+    """F32XdlMathOp X: f32 tensors through the xf32 MFMAs of gfx942."""
+    pt = problem_type("SS", False, True, **XF32)
+    sol = solution(pt, mi=mi, wave_tile=wave_tile, depth_u=16)
+    assert f"v_mfma_f32_{mi[0]}x{mi[1]}x{mi[2]}_xf32" in generate(sol)
+    _check(toolchain, kernel_dir, sol)
 
 
 def test_unbatched_without_beta(toolchain: Toolchain, kernel_dir: Path) -> None:
@@ -151,13 +159,3 @@ def test_architectures_matrix(arch: str, types: str, trans: str, big: bool, tool
     pt = problem_type(types, *TRANSPOSES[trans])
     _check(toolchain, kernel_dir, solution(pt, arch=arch, mi=_mi(types, big), wave_tile=(1, 2),
                                            depth_u=16 if big and types == "SS" else 32))
-
-
-@pytest.mark.parametrize("gemm_count, arg_type", [(2, 0), (1, 1), (1, 2)])
-def test_other_calls_leave_d_alone(gemm_count: int, arg_type: int, toolchain: Toolchain,
-                                   kernel_dir: Path) -> None:
-    """The kernel serves one GEMM with inline arguments; any other header makes it do nothing."""
-    sol = solution(problem_type("HSS", False, True))
-    built = harness.build(toolchain, sol, kernel_dir)
-    result = harness.run(built, GemmProblem(40, 40, 40, 1), gemm_count=gemm_count, arg_type=arg_type)
-    assert result.untouched and bool(np.isnan(result.got).all())

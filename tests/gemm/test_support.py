@@ -6,7 +6,7 @@ import pytest
 
 from tensile_lite.asm.gemm import unsupported_reasons
 from tensile_lite.asm.gemm.support import ARCHS, TYPES
-from tensile_lite.model import Params, ProblemType
+from tensile_lite.model import DataType, Params, ProblemType
 from tests.gemm.devset import logic_files
 from tests.gemm.solutions import TYPES as TYPE_NAMES
 from tests.gemm.solutions import problem_type, solution
@@ -27,15 +27,23 @@ def _pt(**extra: object) -> ProblemType:
     return ProblemType.from_params(Params.from_mapping(raw))
 
 
+@pytest.mark.parametrize("extra", [
+    {"UseBias": 1, "BiasDataTypeList": [0, 4, 7]}, {"UseBias": 2}, {"UseBias": 3, "UseScaleAlphaVec": 3},
+    {"Activation": 1, "ActivationType": "hipblaslt_all"}, {"Activation": 1, "ActivationType": "all"},
+    {"UseScaleAB": "Scalar"}, {"UseScaleAB": "Vector"}, {"UseScaleCD": 1}, {"UseScaleAlphaVec": 2},
+    {"GroupedGemm": 1}, {"GroupedGemm": 1, "UseBias": 1, "Activation": 1, "ActivationType": "hipblaslt_all"},
+])
+def test_fused_epilogue_is_supported(extra: dict) -> None:
+    assert unsupported_reasons(solution(_pt(**extra))) == ()
+
+
 @pytest.mark.parametrize("extra, feature", [
-    ({"UseBias": 1}, "Bias"),
-    ({"ActivationType": "hipblaslt_all"}, "Activation"),
-    ({"UseScaleAB": "Scalar"}, "ScaleAB"),
-    ({"UseScaleCD": 1}, "ScaleCD"),
-    ({"UseScaleAlphaVec": 1}, "ScaleAlphaVec"),
+    ({"UseBias": 1, "Gradient": 1, "BiasSrc": "D"}, "Gradient"),
+    ({"UseBias": 1, "BiasDataTypeList": [0, 11]}, "Bias type:F8"),
+    ({"Activation": 1, "ActivationType": "hipblaslt_all", "ActivationComputeDataType": 4},
+     "ActivationComputeDataType:H"),
     ({"UseE": 1}, "E output"),
     ({"OutputAmaxD": 1}, "AmaxD"),
-    ({"GroupedGemm": 1}, "GroupedGemm"),
     ({"StridedBatched": 0}, "GeneralBatched"),
     ({"HighPrecisionAccumulate": 0}, "dtype:H without HPA"),
     ({"DataType": "I8", "DestDataType": "I", "ComputeDataType": "I"}, "dtype:I8/I/I"),
@@ -55,9 +63,19 @@ def test_problem_features_are_named(extra: dict, feature: str) -> None:
     ({"arch": "gfx1100"}, "arch:gfx1100"),
     ({"arch": "gfx908"}, "arch:gfx908"),
     ({"WorkGroup": [16, 8, 2], "wave_group": (2, 1)}, "LocalSplitU"),
+    ({"ActivationFused": 0, "pt": {"Activation": 1, "ActivationType": "all"}}, "ActivationFused=0"),
 ])
 def test_solution_features_are_named(kwargs: dict, feature: str) -> None:
-    assert feature in unsupported_reasons(solution(problem_type("HHS"), **kwargs))
+    kwargs = dict(kwargs)
+    pt = problem_type("HHS", **kwargs.pop("pt", {}))
+    assert feature in unsupported_reasons(solution(pt, **kwargs))
+
+
+@pytest.mark.parametrize("arch, supported", [("gfx942", True), ("gfx90a", False), ("gfx950", False)])
+def test_xf32_needs_its_mfma(arch: str, supported: bool) -> None:
+    pt = problem_type("SS", F32XdlMathOp="X")
+    reasons = unsupported_reasons(solution(pt, arch=arch, mi=(16, 16, 8)))
+    assert reasons == (() if supported else ("F32XdlMathOp:X",))
 
 
 def test_scheduling_knobs_are_accepted() -> None:
@@ -71,8 +89,8 @@ def test_scheduling_knobs_are_accepted() -> None:
 
 
 def test_dev_set_v1_solutions() -> None:
-    """Only v1-family solutions of the real logic files are accepted, and some are."""
-    supported = 0
+    """Only solutions of the family are accepted, with and without the fused epilogue."""
+    supported = epilogue = 0
     for lf in logic_files():
         for sol in lf.solutions:
             reasons = unsupported_reasons(sol)
@@ -83,5 +101,7 @@ def test_dev_set_v1_solutions() -> None:
             assert sol.arch in ARCHS
             assert (pt.data_type, pt.dest_type, pt.compute_type) in TYPES
             assert sol.runtime.global_split_u == 1 and sol.workgroup[2] == 1
-            assert not (pt.use_bias or pt.use_scale_alpha_vec or pt.grouped_gemm)
-    assert supported >= 100
+            assert not (pt.gradient or pt.use_e or pt.output_amax_d)
+            assert all(t in (DataType.S, DataType.H, DataType.B) for t in pt.bias_data_types if pt.use_bias)
+            epilogue += bool(pt.use_bias)
+    assert supported >= 300 and epilogue >= 100

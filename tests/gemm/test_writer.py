@@ -67,8 +67,9 @@ def test_resource_limit_names_the_numbers() -> None:
 def test_code_object_matches_plan(arch: str, toolchain: Toolchain, tmp_path: Path) -> None:
     if not toolchain.check_target_ok(arch):
         pytest.skip(f"{toolchain.describe()} cannot assemble {arch}")
-    sol = solution(problem_type("HSS", False, True), arch=arch, mi=(32, 32, 8), wave_tile=(2, 2),
-                   wave_group=(2, 1), depth_u=32)
+    pt = problem_type("HSS", False, True, UseBias=1, UseScaleAlphaVec=1, Activation=True,
+                      ActivationType="hipblaslt_all")
+    sol = solution(pt, arch=arch, mi=(32, 32, 8), wave_tile=(2, 2), wave_group=(2, 1), depth_u=32)
     name = kernel_name(sol)
     obj = assemble(toolchain, generate(sol, name), arch, tmp_path / "k.o")
     info = read_code_object(link(toolchain, [obj], tmp_path / "k.co"))
@@ -77,6 +78,7 @@ def test_code_object_matches_plan(arch: str, toolchain: Toolchain, tmp_path: Pat
     layout = argument_layout(sol.problem_type)
     assert [(a[".offset"], a[".size"]) for a in meta[".args"]] == \
         [(p.offset, p.argument.size) for p in layout.arguments]
+    assert meta[".args"][-1][".name"] == "activationType"
     assert meta[".kernarg_segment_size"] == layout.segment_size
     plan = build_plan(sol)
     regs = build_register_map(plan, name, layout)

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from tensile_lite.asm.gemm.features import activation_argument_count, epilogue_features
 from tensile_lite.asm.kernel import ArgumentLayout, KernelArgument, pack_arguments
 from tensile_lite.errors import BuildError
 from tensile_lite.model import DataType, ProblemType, Solution
@@ -27,7 +28,7 @@ HEADER_BYTES = 16
 ARG_TYPE_INLINE = 0  # argType 0: the arguments follow the header in the kernarg segment
 
 
-def _scalar_type(dt: DataType) -> str:
+def scalar_type(dt: DataType) -> str:
     # Half-precision alpha/beta travel as two f16 values that the kernel reads as one packed dword.
     if dt is DataType.H:
         return "pkf16"
@@ -37,29 +38,17 @@ def _scalar_type(dt: DataType) -> str:
 
 
 def _unsupported_extras(pt: ProblemType) -> list[str]:
+    """Arguments this module cannot describe yet (their layout depends on more than the problem type
+    or is not specified)."""
     extras = []
-    if pt.use_scale_ab:
-        extras.append("scaleA/scaleB")
-    if pt.use_scale_cd:
-        extras.append("scaleC/scaleD")
-    if pt.use_scale_alpha_vec:
-        extras.append("scaleAlphaVec")
-    if pt.use_bias:
-        extras.append("bias")
-    if pt.use_e:
-        extras.append("E")
-    if pt.activation_type != "none":
-        extras.append("activation")
-    if pt.output_amax_d:
-        extras.append("amaxD")
-    if pt.stochastic_rounding:
-        extras.append("RNDSeed")
     if pt.sparse:
         extras.append("sparse metadata")
     if not pt.strided_batched:
         extras.append("batched pointer arrays")
     if pt.params.get("UseInitialStridesAB") or pt.params.get("UseInitialStridesCD"):
         extras.append("initial strides")
+    if pt.stochastic_rounding:
+        extras.append("RNDSeed")
     return extras
 
 
@@ -68,11 +57,51 @@ def _stride_names(tensor: str, rank: int) -> list[str]:
     return [f"stride{tensor}{d}" for d in range(rank - 1)]
 
 
-def kernel_arguments(pt: ProblemType) -> tuple[KernelArgument, ...]:
-    """The `.args` of a v1 GEMM kernel for this problem type, in runtime order.
+def _activation_value_type(dt: DataType) -> str:
+    # f16 activation arguments are declared as one packed dword (spec §7 #4: the host sends 2 bytes)
+    types = {DataType.S: "f32", DataType.D: "f64", DataType.I: "i32", DataType.H: "pkf16"}
+    if dt not in types:
+        raise BuildError(f"activation arguments of compute type {dt.letter} are not supported")
+    return types[dt]
 
-    Only the argType-0 layout without epilogue extras is described here; anything else raises, so
-    a kernel can never declare a layout its host would not send.
+
+def epilogue_arguments(pt: ProblemType, *, activation_fused: bool = True) -> list[KernelArgument]:
+    """The arguments after alpha/beta, in the runtime's order (kernel_anatomy.md §1.5 items 1-8)."""
+    feat = epilogue_features(pt)
+    compute = VALUE_TYPES.get(pt.compute_type, "struct")
+    args: list[KernelArgument] = []
+    if feat.scale_ab:
+        args += [KernelArgument.pointer("AddressScaleA", compute), KernelArgument.pointer("AddressScaleB", compute)]
+    if feat.scale_cd:
+        args += [KernelArgument.pointer("AddressScaleC", compute), KernelArgument.pointer("AddressScaleD", compute)]
+    if feat.scale_alpha_vec:
+        args.append(KernelArgument.pointer("AddressScaleAlphaVec", compute))
+    if feat.bias:
+        args.append(KernelArgument.pointer("bias", "void"))
+        if feat.needs_bias_type:
+            args += [KernelArgument.value("biasType", "u32"), KernelArgument.value("StrideBias", "u32")]
+    if feat.has_factor_dim_arg:
+        args.append(KernelArgument.value("factorDim", "u32"))
+    if feat.use_e:
+        args.append(KernelArgument.pointer("E", compute))
+        args += [KernelArgument.value(f"StrideE{i}", "u32") for i in range(pt.num_indices_c - 1)]
+    if feat.activation != "none" and activation_fused:
+        value_type = _activation_value_type(feat.activation_compute)
+        names = ("activationAlpha", "activationBeta")[:activation_argument_count(feat.activation)]
+        args += [KernelArgument.value(n, value_type) for n in names]
+        args.append(KernelArgument.value("activationType", "u32"))
+    if feat.amax_d:
+        args += [KernelArgument.pointer("AddrAmaxOut", compute), KernelArgument.pointer("AmaxWS", compute),
+                 KernelArgument.pointer("AmaxSync", "u32")]
+    return args
+
+
+def kernel_arguments(pt: ProblemType, *, activation_fused: bool = True) -> tuple[KernelArgument, ...]:
+    """The `.args` of a GEMM kernel for this problem type, in runtime order (argType 0 layout).
+
+    Problem types whose arguments this module cannot describe raise, so a kernel can never declare a
+    layout its host would not send. `activation_fused` is the solution's ActivationFused: an unfused
+    activation runs in a separate kernel and takes no arguments here.
     """
     extras = _unsupported_extras(pt)
     if extras:
@@ -87,15 +116,16 @@ def kernel_arguments(pt: ProblemType) -> tuple[KernelArgument, ...]:
     for tensor, rank in (("D", pt.num_indices_c), ("C", pt.num_indices_c),
                          ("A", len(pt.index_assignments_a)), ("B", len(pt.index_assignments_b))):
         args += [KernelArgument.value(n, "u32") for n in _stride_names(tensor, rank)]
-    scalar = _scalar_type(pt.compute_type)
+    scalar = scalar_type(pt.compute_type)
     args.append(KernelArgument.value("alpha", scalar))
     if pt.use_beta:
         args.append(KernelArgument.value("beta", scalar))
+    args += epilogue_arguments(pt, activation_fused=activation_fused)
     return tuple(args)
 
 
-def argument_layout(pt: ProblemType) -> ArgumentLayout:
-    return pack_arguments(kernel_arguments(pt))
+def argument_layout(pt: ProblemType, *, activation_fused: bool = True) -> ArgumentLayout:
+    return pack_arguments(kernel_arguments(pt, activation_fused=activation_fused))
 
 
 @attrs.frozen(slots=True)
@@ -188,7 +218,7 @@ def internal_args(sol: Solution, *, cu_count: int = 0) -> tuple[int, int]:
     return info0 & 0xFFFFFFFF, info1 & 0xFFFFFFFF
 
 
-def _scalar_bytes(value_type: str, value: float) -> bytes:
+def scalar_bytes(value_type: str, value: float) -> bytes:
     if value_type == "f32":
         return struct.pack("<f", value)
     if value_type == "f64":
@@ -201,33 +231,97 @@ def _scalar_bytes(value_type: str, value: float) -> bytes:
     raise BuildError(f"cannot pack a scalar of type {value_type}")
 
 
-def pack_kernel_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
-                     beta: float = 0.0, *, gemm_count: int = 1, arg_type: int = ARG_TYPE_INLINE,
-                     cu_count: int = 0) -> bytes:
-    """The kernarg bytes hipBLASLt sends for one call of `sol` on `problem`.
+@attrs.frozen(slots=True)
+class EpilogueArgs:
+    """Run-time values of the epilogue's by-value arguments (its pointers come from `buffers`).
 
-    `buffers` maps 'A', 'B', 'C', 'D' to device addresses. Values are appended in the order of
-    `kernel_arguments` with no padding, as the runtime does; the result is checked against that
-    layout so the two can never drift apart.
+    The defaults make the epilogue the identity: null scale pointers mean 1.0, a null bias adds 0,
+    activation type 0 is none.
     """
+
+    bias_type: DataType | None = None     # None: the first type the problem type accepts
+    stride_bias: int = 0                  # elements between the bias vectors of consecutive batches
+    factor_dim: int = 0                   # 0: along M, otherwise N (UseBias / UseScaleAlphaVec 3)
+    activation: int = 0                   # the runtime's ActivationType enum value
+    activation_args: tuple[float, ...] = ()   # activationAlpha, activationBeta (missing ones 0)
+    strides_e: tuple[int, ...] = ()
+
+
+# `buffers` keys of the epilogue's pointer arguments
+POINTER_KEYS: Mapping[str, str] = {
+    "AddressScaleA": "scaleA", "AddressScaleB": "scaleB", "AddressScaleC": "scaleC", "AddressScaleD": "scaleD",
+    "AddressScaleAlphaVec": "scaleAlphaVec", "bias": "bias", "E": "E", "AddrAmaxOut": "amaxOut",
+    "AmaxWS": "amaxWS", "AmaxSync": "amaxSync",
+}
+
+
+def solution_layout(sol: Solution) -> ArgumentLayout:
+    """The argument layout of `sol`'s kernel (its problem type's, with the solution's ActivationFused)."""
+    return argument_layout(sol.problem_type, activation_fused=bool(sol.tuning("ActivationFused") or 0))
+
+
+def _epilogue_value(arg: KernelArgument, pt: ProblemType, buffers: Mapping[str, int], ep: EpilogueArgs) -> bytes:
+    name = arg.name
+    if name in POINTER_KEYS:
+        return struct.pack("<Q", buffers.get(POINTER_KEYS[name], 0))
+    if name == "biasType":
+        bias_type = ep.bias_type if ep.bias_type is not None else (pt.bias_data_types or (pt.compute_type,))[0]
+        return struct.pack("<I", bias_type.value)
+    if name == "StrideBias":
+        return struct.pack("<I", ep.stride_bias)
+    if name == "factorDim":
+        return struct.pack("<I", ep.factor_dim)
+    if name.startswith("StrideE"):
+        index = int(name[len("StrideE"):])
+        return struct.pack("<I", ep.strides_e[index] if index < len(ep.strides_e) else 0)
+    if name in ("activationAlpha", "activationBeta"):
+        index = 0 if name == "activationAlpha" else 1
+        value = ep.activation_args[index] if index < len(ep.activation_args) else 0.0
+        return scalar_bytes(arg.value_type, value)
+    if name == "activationType":
+        return struct.pack("<I", ep.activation)
+    raise BuildError(f"no value for kernel argument {name!r}")
+
+
+def pack_gemm_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
+                   beta: float = 0.0, *, epilogue: EpilogueArgs | None = None) -> bytes:
+    """The arguments of one GEMM after the 16-byte header, as the runtime appends them (the inline
+    argType-0 body, and one record of a grouped launch's argument table)."""
     pt = sol.problem_type
-    layout = argument_layout(pt)
-    info0, info1 = internal_args(sol, cu_count=cu_count)
-    values: list[bytes] = [struct.pack("<IIII", (gemm_count & 0x3FFFFFFF) | (arg_type << 30), info0, info1,
-                                       num_workgroups(sol, problem))]
-    values += [struct.pack("<I", s) for s in problem.free_sizes(pt)]
+    layout = solution_layout(sol)
+    ep = epilogue or EpilogueArgs()
+    values: list[bytes] = [struct.pack("<I", s) for s in problem.free_sizes(pt)]
     values.append(struct.pack("<I", problem.k))
     values += [struct.pack("<Q", buffers[t]) for t in ("D", "C", "A", "B")]
     for tensor in ("D", "C", "A", "B"):
         values += [struct.pack("<I", s) for s in problem.tensor_strides(pt, tensor)]
-    scalar = _scalar_type(pt.compute_type)
-    values.append(_scalar_bytes(scalar, alpha))
+    scalar = scalar_type(pt.compute_type)
+    values.append(scalar_bytes(scalar, alpha))
     if pt.use_beta:
-        values.append(_scalar_bytes(scalar, beta))
+        values.append(scalar_bytes(scalar, beta))
+    names = [p.argument for p in layout.arguments]
+    first = next(i for i, a in enumerate(names) if a.name == ("beta" if pt.use_beta else "alpha")) + 1
+    values += [_epilogue_value(a, pt, buffers, ep) for a in names[first:]]
     blob = b"".join(values)
-    if len(blob) != layout.size:
-        raise BuildError(f"packed {len(blob)} bytes but the layout of {pt.name} has {layout.size}")
+    if len(blob) + HEADER_BYTES != layout.size:
+        raise BuildError(f"packed {len(blob) + HEADER_BYTES} bytes but the layout of {pt.name} has {layout.size}")
     return blob
+
+
+def pack_kernel_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
+                     beta: float = 0.0, *, gemm_count: int = 1, arg_type: int = ARG_TYPE_INLINE,
+                     cu_count: int = 0, epilogue: EpilogueArgs | None = None) -> bytes:
+    """The kernarg bytes hipBLASLt sends for one call of `sol` on `problem`.
+
+    `buffers` maps 'A', 'B', 'C', 'D' to device addresses, and the epilogue's pointers by their
+    `POINTER_KEYS` names ('bias', 'scaleAlphaVec', ...; missing ones are null). Values are appended
+    in the order of `kernel_arguments` with no padding, as the runtime does; the result is checked
+    against that layout so the two can never drift apart.
+    """
+    info0, info1 = internal_args(sol, cu_count=cu_count)
+    header = struct.pack("<IIII", (gemm_count & 0x3FFFFFFF) | (arg_type << 30), info0, info1,
+                         num_workgroups(sol, problem))
+    return header + pack_gemm_args(sol, problem, buffers, alpha, beta, epilogue=epilogue)
 
 
 def argument_offsets(args: Sequence[KernelArgument]) -> dict[str, int]:

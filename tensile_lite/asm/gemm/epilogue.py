@@ -1,22 +1,34 @@
-"""Stage 6: D = alpha * acc + beta * C, converted to the destination type and stored.
+"""Stage 6: the fused epilogue, converted to the destination type and stored.
 
-Per element, in f32: t = alpha * acc, then t = fma(C, beta, t) only when beta's bits are not zero
-(beta == +0.0 never reads C), then the conversion (f16: hardware RNE; bf16: RNE in software with
-NaN kept; spec/epilogue_semantics.md §1.1, §3). Four variants are selected per workgroup: full
-tile or edge tile, times beta zero or not.
+Per element, in f32, in upstream's order (spec/epilogue_semantics.md §1.1, GSU == 1):
+
+    t = alpha' * acc                       alpha' = alpha * scaleA * scaleB (vectors.prepare_scalars)
+    t = t * scaleA[m]; t = t * scaleB[n]   ScaleAB Vector
+    t = t * scaleAlphaVec[f]               f = m or n (the factor dimension)
+    t = fma(C, beta', t)                   only when beta' has non-zero bits (+0.0 never reads C)
+    t = t + bias[f]
+    t = act(t)                             run-time activationType of an `all`/`hipblaslt_all` kernel
+    t = t * scaleD
+    D = cvt(t)                             f16: hardware RNE; bf16: RNE in software with NaN kept (§3)
+
+Four variants are selected per workgroup: full tile or edge tile, times beta zero or not.
 
 Accumulator register r of lane l holds row 4 * (l / n) + (r % 4) + (r / 4) * 4 * (64 / n) and column
 l % n of its block (spec/matrix_instructions.md §3.2): each group of four registers is four
-consecutive rows of one column, one vector in memory since rows are D's contiguous dimension.
-Full tiles store those vectors; edge tiles store element by element, with elements outside M x N
-pointed past every buffer so their stores are dropped (and their C loads read 0).
+consecutive rows of one column, one vector in memory since rows are D's contiguous dimension, and
+one 16-byte read of an M-vector staged in LDS. Full tiles store those vectors; edge tiles store
+element by element, with elements outside M x N pointed past every buffer so their stores are
+dropped (and their C loads read 0).
 """
 
 from __future__ import annotations
 
 from tensile_lite.asm.arith import udiv_const
+from tensile_lite.asm.gemm import activation
 from tensile_lite.asm.gemm.emit import Emitter
-from tensile_lite.asm.modifiers import Buf
+from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, VectorRegion
+from tensile_lite.asm.gemm.vectors import prepare_scalars, scale_d, stage_vectors
+from tensile_lite.asm.modifiers import DS, Buf
 from tensile_lite.asm.operands import Reg
 from tensile_lite.model import DataType
 
@@ -34,13 +46,16 @@ class _Regs:
         self.off_d = blk[2]        # lane's byte offset into the D tile
         self.off_c = blk[3]        # ... and into the C tile
         self.values = blk[4:4 + cd]
-        self.c = blk[4 + cd:4 + 2 * cd]
+        self.c = blk[4 + cd:4 + 2 * cd]   # C values, staged vector values, packed output
         rest = blk[4 + 2 * cd:]
         self.rows_left = rest[0]   # rows of M left below the lane's first row (signed)
         self.addr_c = rest[1]
         self.addr_d = rest[2]
-        self.t = rest[3]
+        self.t = rest[3]           # scratch (C conversion, bf16 rounding, activation)
         self.nan = rest[4]         # the bf16 NaN pattern
+        if e.plan.vectors:
+            self.lds_row = rest[5]  # LDS byte offset of the lane's first row in a staged vector
+            self.lds_col = rest[6]  # ... of its column
 
 
 def _quads(e: Emitter) -> list[int]:
@@ -70,6 +85,8 @@ def _lane_coordinates(e: Emitter, w: _Regs) -> None:
         e(isa.v_mul_lo_u32(v[0], w.col, r.arg(f"stride{name}0")))
         e(isa.v_add_u32(v[0], v[0], w.row))
         e.v_mul_const(off, v[0], bpe)
+    if plan.vectors:
+        e(isa.v_lshlrev_b32(w.lds_row, 2, w.row), isa.v_lshlrev_b32(w.lds_col, 2, w.col))
     # rows left below the lane's first row: M - tile0 - row (signed)
     t = r.stmp
     e(isa.s_sub_u32(t[0], r.arg("SizesFree0"), r.tile0))
@@ -108,17 +125,72 @@ def _c_to_f32(e: Emitter, dst: Reg, c: Reg, half: int) -> Reg:
     return dst
 
 
-def _scale(e: Emitter, w: _Regs, count: int, beta: bool, c_regs: list[tuple[Reg, int]]) -> None:
-    """values = alpha * values (+ beta * C)."""
-    isa, r = e.isa, e.r
-    alpha = r.arg("alpha")
+def _alpha(e: Emitter, w: _Regs, count: int) -> None:
+    alpha = e.r.arg("alpha")
     for i in range(count):
-        val = w.values[i]
-        e(isa.v_mul_f32(val, alpha, val))
-        if beta:
-            c, half = c_regs[i]
-            cf = _c_to_f32(e, w.t, c, half)
-            e(isa.v_fmac_f32(val, r.arg("beta"), cf))
+        e(e.isa.v_mul_f32(w.values[i], alpha, w.values[i]))
+
+
+def _add_beta_c(e: Emitter, w: _Regs, c_regs: list[tuple[Reg, int]]) -> None:
+    """values = fma(C, beta', values): one rounding."""
+    beta = e.r.arg("beta")
+    for i, (c, half) in enumerate(c_regs):
+        e(e.isa.v_fmac_f32(w.values[i], beta, _c_to_f32(e, w.t, c, half)))
+
+
+def _apply_vector(e: Emitter, w: _Regs, region: VectorRegion, t0: int, t1: int, add: bool) -> None:
+    """values (op)= the staged vector at each element's row or column (op: * or +)."""
+    if region.dim == DIM_RUNTIME:
+        along_n = e.new_label("VecN")
+        done = e.new_label("VecDone")
+        e(e.isa.s_cmp_lg_u32(e.r.arg("factorDim"), 0), e.isa.s_cbranch_scc1(along_n))
+        _apply_along(e, w, region, DIM_M, t0, t1, add)
+        e(e.isa.s_branch(done))
+        e.label(along_n)
+        _apply_along(e, w, region, DIM_N, t0, t1, add)
+        e.label(done)
+    else:
+        _apply_along(e, w, region, region.dim, t0, t1, add)
+
+
+def _apply_along(e: Emitter, w: _Regs, region: VectorRegion, dim: int, t0: int, t1: int, add: bool) -> None:
+    isa, plan = e.isa, e.plan
+    cd = plan.mfma.cd_regs
+    op = isa.v_add_f32 if add else isa.v_mul_f32
+    if dim == DIM_M:
+        for g, row in enumerate(_quads(e)):
+            offset = region.lds_offset + (t0 * plan.mfma.m + row) * 4
+            e(isa.ds_read_b128(w.c[4 * g:4 * g + 4], w.lds_row, mods=DS(offset=offset)))
+        e.wait(lgkmcnt=0)
+        e(op(w.values[i], w.c[i], w.values[i]) for i in range(cd))
+    else:
+        offset = region.lds_offset + t1 * plan.mfma.n * 4
+        e(isa.ds_read_b32(w.c[0], w.lds_col, mods=DS(offset=offset)))
+        e.wait(lgkmcnt=0)
+        e(op(w.values[i], w.c[0], w.values[i]) for i in range(cd))
+
+
+def _before_c(e: Emitter, w: _Regs, t0: int, t1: int) -> None:
+    """alpha and the scale vectors (everything before beta * C)."""
+    _alpha(e, w, e.plan.mfma.cd_regs)
+    for region in e.plan.vectors:
+        if region.name != "bias":
+            _apply_vector(e, w, region, t0, t1, add=False)
+
+
+def _after_c(e: Emitter, w: _Regs, t0: int, t1: int) -> None:
+    """bias, activation and scaleD (everything after beta * C)."""
+    plan, r = e.plan, e.r
+    feat = plan.epilogue
+    values = [w.values[i] for i in range(plan.mfma.cd_regs)]
+    for region in plan.vectors:
+        if region.name == "bias":
+            _apply_vector(e, w, region, t0, t1, add=True)
+    if feat.activation != "none":
+        activation.apply(e, feat.activation, values, w.t, r.arg("activationType"), r.arg("activationAlpha"),
+                         r.arg("activationBeta"))
+    if feat.scale_cd:
+        e(e.isa.v_mul_f32(v, scale_d(e), v) for v in values)
 
 
 def _bf16_round(e: Emitter, val: Reg, tmp: Reg, k7fff: Reg, nan: Reg) -> None:
@@ -140,7 +212,7 @@ def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
     base = (t0 * wt1 + t1) * cd
     quads = _quads(e)
     e(isa.v_accvgpr_read_b32(w.values[i], r.acc[base + i]) for i in range(cd))
-    c_regs: list[tuple[Reg, int]] = []
+    _before_c(e, w, t0, t1)
     if beta:
         load = isa.buffer_load_dwordx4 if bpe == 4 else isa.buffer_load_dwordx2
         per = 4 * bpe // 4
@@ -148,10 +220,12 @@ def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
             offset = (t0 * plan.mfma.m + row) * bpe
             e(load(w.c[g * per:(g + 1) * per], w.off_c, r.srd_c, soff_c, mods=Buf(offen=True, offset=offset)))
         e.wait(vmcnt=0)
+        c_regs: list[tuple[Reg, int]] = []
         for i in range(cd):
             g, j = divmod(i, 4)
             c_regs.append((w.c[g * per + j], 0) if bpe == 4 else (w.c[g * per + j // 2], j % 2))
-    _scale(e, w, cd, beta, c_regs)
+        _add_beta_c(e, w, c_regs)
+    _after_c(e, w, t0, t1)
     dt = plan.dest_type
     if dt is DataType.S:
         out = w.values
@@ -188,12 +262,13 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
     base = (t0 * wt1 + t1) * cd
     quads = _quads(e)
     rows = [t0 * plan.mfma.m + quads[i // 4] + i % 4 for i in range(cd)]
-    # column of this block inside N? then rows_left applies, else nothing of the lane is valid
+    # the lane's row limit (vtmp[1]): rows_left if the block's column is inside N, else nothing
+    limit = r.vtmp[1]
     t = r.stmp
     e(isa.s_sub_u32(t[0], r.arg("SizesFree1"), r.tile1))
     e(isa.s_sub_i32(t[0], t[0], t1 * plan.mfma.n))
     e(isa.v_cmp_gt_i32(vcc, t[0], w.col))
-    e(isa.v_cndmask_b32(w.t, 0, w.rows_left, vcc))
+    e(isa.v_cndmask_b32(limit, 0, w.rows_left, vcc))
     # addresses of the block column
     for addr, off, soff in ((w.addr_d, w.off_d, soff_d), (w.addr_c, w.off_c, soff_c)):
         if isinstance(soff, int):
@@ -201,19 +276,18 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
         else:
             e(isa.v_add_u32(addr, soff, off))
     e(isa.v_accvgpr_read_b32(w.values[i], r.acc[base + i]) for i in range(cd))
-    scratch = w.c  # C values, one element per register
-    c_regs: list[tuple[Reg, int]] = []
+    _before_c(e, w, t0, t1)
     if beta:
         load = isa.buffer_load_dword if bpe == 4 else isa.buffer_load_ushort
+        c_regs: list[tuple[Reg, int]] = []
         for i, row in enumerate(rows):
-            e(isa.v_cmp_lt_i32(vcc, row, w.t))
+            e(isa.v_cmp_lt_i32(vcc, row, limit))
             e(isa.v_cndmask_b32(r.vtmp[0], r.oob, w.addr_c, vcc))
-            e(load(scratch[i], r.vtmp[0], r.srd_c, 0, mods=Buf(offen=True, offset=row * bpe)))
-            c_regs.append((scratch[i], 0))
+            e(load(w.c[i], r.vtmp[0], r.srd_c, 0, mods=Buf(offen=True, offset=row * bpe)))
+            c_regs.append((w.c[i], 0))
         e.wait(vmcnt=0)
-    # the alpha/beta work uses w.t as its temporary, so the lane's row limit moves to vtmp[1]
-    e(isa.v_mov_b32(r.vtmp[1], w.t))
-    _scale(e, w, cd, beta, c_regs)
+        _add_beta_c(e, w, c_regs)
+    _after_c(e, w, t0, t1)
     dt = plan.dest_type
     for i, row in enumerate(rows):
         val = w.values[i]
@@ -225,7 +299,7 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
             store = isa.buffer_store_short_d16_hi
         else:
             store = isa.buffer_store_dword
-        e(isa.v_cmp_lt_i32(vcc, row, r.vtmp[1]))
+        e(isa.v_cmp_lt_i32(vcc, row, limit))
         e(isa.v_cndmask_b32(r.vtmp[0], r.oob, w.addr_d, vcc))
         e(store(val, r.vtmp[0], r.srd_d, 0, mods=Buf(offen=True, offset=row * bpe)))
 
@@ -243,6 +317,8 @@ def _variant(e: Emitter, w: _Regs, edge: bool, beta: bool) -> None:
 
 def epilogue(e: Emitter) -> None:
     isa, r, plan = e.isa, e.r, e.plan
+    prepare_scalars(e)
+    stage_vectors(e)
     w = _Regs(e)
     _lane_coordinates(e, w)
     if plan.dest_type is DataType.B:

@@ -45,7 +45,7 @@ class RegisterMap:
     # work distribution and loop control
     tile0: Reg                  # first row (M) of the workgroup's tile
     tile1: Reg                  # first column (N)
-    batch: Reg                  # batch index (setup only: it shares stmp[6], which setup leaves alone)
+    batch: Reg                  # batch index (stmp[6] when only setup needs it: setup leaves it alone)
     iters: Reg                  # DepthU tiles to run (0 when alpha == 0 or K == 0)
     full_iters: Reg             # DepthU tiles without a K remainder
     counter: Reg                # index of the tile being loaded
@@ -75,8 +75,9 @@ class RegisterMap:
 
 def epilogue_registers(plan: GemmPlan) -> int:
     """Working VGPRs of the epilogue (see epilogue._Regs): four per-lane coordinates, the block's
-    values and C values, then the row limit, two addresses, a temporary and a constant."""
-    return 4 + 2 * plan.mfma.cd_regs + 5
+    values and C values, then the row limit, two addresses, a temporary and a constant, and with
+    staged vectors the lane's LDS addresses of its rows and of its column."""
+    return 4 + 2 * plan.mfma.cd_regs + 5 + (2 if plan.vectors else 0)
 
 
 def _operand(regs: Registers, op: OperandPlan) -> tuple[Reg, ...]:
@@ -100,6 +101,8 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout) -> R
         "strideB", "fbA", "fbB", "guardA", "guardB")}
     # scratch before the mask pair: wide SGPR tuples start at multiples of 4, pairs fill the gap
     stmp = regs.s.alloc(7, align=4, name="stmp")
+    # the batch index outlives setup only when the epilogue reads a batched bias
+    batch = regs.s.alloc(1, name="batch") if plan.epilogue.bias_read else stmp[6]
     mask = regs.s.alloc(2, align=2, name="mask")
 
     tid = regs.v.reserve(0, 1, "tid")
@@ -134,7 +137,7 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout) -> R
 
     return RegisterMap(
         kernarg=kernarg, workgroup_id=wgid, args=args, arg_layout=layout, tile0=scal["tile0"],
-        tile1=scal["tile1"], batch=stmp[6], iters=scal["iters"], full_iters=scal["full"],
+        tile1=scal["tile1"], batch=batch, iters=scal["iters"], full_iters=scal["full"],
         counter=scal["counter"], k_bound=scal["kbound"], edge=scal["edge"], stmp=stmp, mask=mask,
         srd_c=srds["C"], srd_d=srds["D"], a=operand_regs("A", va, tile_a, mfma_a, plan.a),
         b=operand_regs("B", vb, tile_b, mfma_b, plan.b), tid=tid, oob=oob, vtmp=vtmp,

@@ -18,6 +18,15 @@ import attrs
 
 from tensile_lite.asm.arch import Arch, get_arch
 from tensile_lite.asm.errors import UnsupportedInstruction
+from tensile_lite.asm.gemm.abi import solution_layout
+from tensile_lite.asm.gemm.features import (
+    EpilogueFeatures,
+    VectorRegion,
+    epilogue_features,
+    staging_bytes,
+    vector_regions,
+)
+from tensile_lite.asm.gemm.grouped import record_bytes, user_argument_offsets
 from tensile_lite.asm.matrix import MatrixInstruction
 from tensile_lite.model import DataType, Solution
 
@@ -82,6 +91,34 @@ class OperandPlan:
 
 
 @attrs.frozen(slots=True)
+class ArgumentPlan:
+    """Where a grouped launch keeps this kernel's arguments (see grouped.py)."""
+
+    num_sizes: int                  # leading size dwords (M, N[, batch], K) of a record or struct
+    record_bytes: int               # one argType-1 record
+    user_args_bytes: int            # one argType-2 struct
+    # argType-2 loads: (first argument dword, struct byte offset, dwords), contiguous runs merged
+    user_runs: tuple[tuple[int, int, int], ...]
+
+
+def argument_plan(sol: Solution) -> ArgumentPlan:
+    layout = solution_layout(sol)
+    offsets, size = user_argument_offsets(sol)
+    runs: list[list[int]] = []
+    for placed in layout.arguments[4:]:
+        first, dwords = placed.offset // 4, placed.argument.size // 4
+        src = offsets[placed.argument.name]
+        last = runs[-1] if runs else None
+        if last and last[0] + last[2] == first and last[1] + 4 * last[2] == src:
+            last[2] += dwords
+        else:
+            runs.append([first, src, dwords])
+    return ArgumentPlan(num_sizes=sol.problem_type.num_indices_c + len(sol.problem_type.indices_summation),
+                        record_bytes=record_bytes(sol), user_args_bytes=size,
+                        user_runs=tuple((a, b, c) for a, b, c in runs))
+
+
+@attrs.frozen(slots=True)
 class GemmPlan:
     arch: Arch = attrs.field(repr=False)
     in_type: DataType            # A and B element type (also the MFMA input type)
@@ -97,6 +134,9 @@ class GemmPlan:
     a: OperandPlan
     b: OperandPlan
     lds_bytes: int
+    epilogue: EpilogueFeatures
+    vectors: tuple[VectorRegion, ...]   # epilogue vectors staged in LDS (after the main loop)
+    args: ArgumentPlan
 
     @property
     def steps(self) -> int:
@@ -184,10 +224,13 @@ def build_plan(sol: Solution) -> GemmPlan:
         arch = get_arch(sol.arch)
     except Exception as exc:  # an unknown target is a coverage fact, not a crash
         raise Unsupported(f"arch:{sol.arch}", str(exc)) from None
+    # F32XdlMathOp X: f32 data multiplied by the xf32 MFMAs (inputs rounded to 10 mantissa bits)
+    xf32 = pt.data_type is DataType.S and pt.f32_xdl_math_op is DataType.X
     try:
-        mfma = arch.find_matrix("f32", MFMA_INPUT[pt.data_type], mi.m, mi.n, mi.k, mi.b)
+        mfma = arch.find_matrix("f32", "xf32" if xf32 else MFMA_INPUT[pt.data_type], mi.m, mi.n, mi.k, mi.b)
     except UnsupportedInstruction as exc:
-        raise Unsupported(f"MI:{mi.m}x{mi.n}x{mi.k}x{mi.b}", exc.message) from None
+        feature = "F32XdlMathOp:X" if xf32 else f"MI:{mi.m}x{mi.n}x{mi.k}x{mi.b}"
+        raise Unsupported(feature, exc.message) from None
     if mfma.m * mfma.n * mfma.blocks // 64 != mfma.cd_regs or 64 % mfma.m:
         raise Unsupported(f"MI:{mi.m}x{mi.n}x{mi.k}x{mi.b}", "accumulator layout not handled")
     bpe = pt.data_type.num_bytes
@@ -233,7 +276,15 @@ def build_plan(sol: Solution) -> GemmPlan:
     if lds_base > limit:
         raise Unsupported("resources:LDS", f"the A and B tiles need {lds_base} bytes of LDS; at most "
                                            f"{limit} are addressable")
+    feat = epilogue_features(pt)
+    vectors = vector_regions(feat, (mt0, mt1), threads)
+    # the vectors reuse the tiles' LDS once the main loop is done
+    lds_bytes = max(lds_base, staging_bytes(vectors))
+    if lds_bytes > limit:
+        raise Unsupported("resources:LDS", f"the epilogue vectors need {lds_bytes} bytes of LDS; at most "
+                                           f"{limit} are addressable")
     return GemmPlan(arch=arch, in_type=pt.data_type, dest_type=pt.dest_type, batched=pt.num_indices_c == 3,
                     use_beta=pt.use_beta, mfma=mfma, num_threads=threads, depth_u=depth_u,
                     macro_tile=(mt0, mt1), wave_group=sol.mi_wave_group, wave_tile=sol.mi_wave_tile,
-                    a=a, b=b, lds_bytes=lds_base)
+                    a=a, b=b, lds_bytes=lds_bytes, epilogue=feat, vectors=vectors,
+                    args=argument_plan(sol))

@@ -1,7 +1,8 @@
 """Stage 1: kernel arguments and work distribution.
 
-Loads the kernarg segment, rebuilds (tile0, tile1, batch) from the flattened 1-D workgroup id the
-runtime launches on gfx9 (spec/epilogue_semantics.md §6.1, GSU == 1), derives the loop counts
+Loads the GEMM's arguments (inline, or for a grouped launch from its argument table after finding
+the GEMM the workgroup belongs to, §4.4), rebuilds (tile0, tile1, batch) from the flattened 1-D
+workgroup id the runtime launches on gfx9 (spec/epilogue_semantics.md §6.1, GSU == 1), derives the loop counts
 (alpha == 0 and K == 0 run no iteration), and sets up every address: buffer resources of A, B, C,
 D at this workgroup's tile, and each thread's global-read, LDS-write and LDS-read addresses.
 
@@ -12,6 +13,7 @@ for speed; this kernel ignores them, covering every tile exactly once in row-maj
 from __future__ import annotations
 
 from tensile_lite.asm.arith import add64, mul32x32_64, udiv_const, udiv_scalar
+from tensile_lite.asm.gemm.abi import HEADER_BYTES
 from tensile_lite.asm.gemm.emit import OUT_OF_BOUNDS, Emitter
 from tensile_lite.asm.gemm.layout import OperandRegs
 from tensile_lite.asm.gemm.plan import OperandPlan
@@ -21,19 +23,17 @@ _LOAD_WIDTHS = ((16, "s_load_dwordx16"), (8, "s_load_dwordx8"), (4, "s_load_dwor
                 (2, "s_load_dwordx2"), (1, "s_load_dword"))
 
 
-def load_arguments(e: Emitter) -> None:
-    """The whole kernarg segment into consecutive SGPRs with as few scalar loads as possible."""
+def _load_block(e: Emitter, first: int, count: int, base: Reg, offset: int) -> None:
+    """args[first:first + count] = the dwords at base + offset, with as few scalar loads as the
+    destination's alignment allows (a load of n > 1 dwords starts at a multiple of min(n, 4))."""
     r = e.r
-    dwords = r.args.count
-    pos = 0
-    while pos < dwords:
+    pos, end = first, first + count
+    while pos < end:
         for width, name in _LOAD_WIDTHS:
-            aligned = pos % min(width, 4) == 0
-            if width <= dwords - pos and aligned:
-                e(e.isa.op(name)(r.args[pos:pos + width], r.kernarg, pos * 4))
+            if width <= end - pos and pos % min(width, 4) == 0:
+                e(e.isa.op(name)(r.args[pos:pos + width], base, offset + (pos - first) * 4))
                 pos += width
                 break
-    e.wait(lgkmcnt=0)
 
 
 def _end_if(e: Emitter, branch: str) -> None:
@@ -43,16 +43,84 @@ def _end_if(e: Emitter, branch: str) -> None:
     e.label(skip)
 
 
+def _ceil_tiles(e: Emitter, dst: Reg, size: Reg, tile: int, tmp: Reg, q: Reg) -> None:
+    e(e.isa.s_add_u32(tmp, size, tile - 1))
+    e(udiv_const(e.isa, dst, tmp, tile, q))
+
+
+def _find_gemm(e: Emitter) -> None:
+    """Grouped launch (argType 1 or 2): scan the table for the GEMM this workgroup's flattened id
+    falls in, make the id local to it and load that GEMM's arguments (spec §4.4)."""
+    isa, r, plan = e.isa, e.r, e.plan
+    t = r.stmp
+    count, stride, index, accum, tiles, tmp, q = t[0], t[1], t[2], t[3], t[4], t[5], t[6]
+    cur = r.mask   # the current record's address
+    header = r.args[0]
+    user = e.new_label("UserArgs")
+    found = e.new_label("GemmFound")
+    scan = e.new_label("GemmScan")
+    loaded = e.new_label("GemmArgsLoaded")
+    e(isa.s_load_dwordx2(cur, r.kernarg, HEADER_BYTES))
+    e(isa.s_and_b32(count, header, 0x3FFFFFFF), isa.s_lshr_b32(tmp, header, 30))
+    # argType 1 records start after the wgTable; argType 2 structs at the pointer
+    e(isa.s_lshl_b32(q, count, 2))
+    e(isa.s_mov_b32(stride, plan.args.record_bytes), isa.s_cmp_eq_u32(tmp, 2))
+    e(isa.s_cmov_b32(stride, plan.args.user_args_bytes), isa.s_cselect_b32(q, 0, q))
+    e.wait(lgkmcnt=0)
+    e(isa.s_add_u32(cur[0], cur[0], q), isa.s_addc_u32(cur[1], cur[1], 0))
+    e(isa.s_mov_b32(index, 0), isa.s_mov_b32(accum, 0))
+    e.label(scan)
+    # the sizes lead both record kinds: M, N[, batch], K
+    _load_block(e, 4, plan.args.num_sizes, cur, 0)
+    e.wait(lgkmcnt=0)
+    mt0, mt1 = plan.macro_tile
+    # tile0 / tile1 are free until map_workgroup
+    _ceil_tiles(e, tiles, r.arg("SizesFree0"), mt0, tmp, q)
+    _ceil_tiles(e, r.tile1, r.arg("SizesFree1"), mt1, tmp, q)
+    e(isa.s_mul_i32(tiles, tiles, r.tile1))
+    if plan.batched:
+        e(isa.s_mul_i32(tiles, tiles, r.arg("SizesFree2")))
+    e(isa.s_add_u32(accum, accum, tiles))
+    e(isa.s_cmp_lt_u32(r.workgroup_id, accum), isa.s_cbranch_scc1(found))
+    e(isa.s_add_u32(cur[0], cur[0], stride), isa.s_addc_u32(cur[1], cur[1], 0))
+    e(isa.s_add_u32(index, index, 1), isa.s_cmp_lt_u32(index, count))
+    e(isa.s_cbranch_scc1(scan), isa.s_endpgm())
+    e.label(found)
+    e(isa.s_sub_u32(accum, accum, tiles), isa.s_sub_u32(r.workgroup_id, r.workgroup_id, accum))
+    e(isa.s_lshr_b32(tmp, header, 30), isa.s_cmp_eq_u32(tmp, 2), isa.s_cbranch_scc1(user))
+    _load_block(e, 4, r.args.count - 4, cur, 0)
+    e(isa.s_branch(loaded))
+    e.label(user)
+    for first, offset, dwords in plan.args.user_runs:
+        _load_block(e, first, dwords, cur, offset)
+    e.label(loaded)
+    e.wait(lgkmcnt=0)
+
+
+def load_arguments(e: Emitter) -> None:
+    """The header, then this GEMM's arguments into consecutive SGPRs: from the kernarg segment
+    (argType 0, whatever gemm_count says, as upstream's kernels do) or from a grouped launch's
+    table (argType 1 and 2)."""
+    isa, r = e.isa, e.r
+    grouped = e.new_label("GroupedArgs")
+    done = e.new_label("ArgsLoaded")
+    _load_block(e, 0, 4, r.kernarg, 0)
+    e.wait(lgkmcnt=0)
+    e(isa.s_lshr_b32(r.stmp[0], r.args[0], 30), isa.s_cmp_eq_u32(r.stmp[0], 0), isa.s_cbranch_scc0(grouped))
+    _load_block(e, 4, r.args.count - 4, r.kernarg, HEADER_BYTES)
+    e.wait(lgkmcnt=0)
+    e(isa.s_branch(done))
+    e.label(grouped)
+    _find_gemm(e)
+    e.label(done)
+
+
 def map_workgroup(e: Emitter) -> None:
     """(tile0, tile1, batch) from the flat workgroup id; workgroups past the last tile end at once."""
     isa, r, plan = e.isa, e.r, e.plan
     m, n = r.arg("SizesFree0"), r.arg("SizesFree1")
     t = r.stmp
     nwg0, nwg1, tiles, rem, tmp, q = t[0], t[1], t[2], t[3], t[4], t[5]
-    # Defined behaviour for any other call than one GEMM with inline arguments (argType 0,
-    # gemm_count 1): the arguments would not be where this kernel reads them, so it does nothing.
-    e(isa.s_cmp_eq_u32(r.arg("Gemm info"), 1))
-    _end_if(e, "s_cbranch_scc1")
     # no tiles at all: nothing to do (the runtime launches none, but a kernel must not divide by 0)
     e(isa.s_cmp_eq_u32(m, 0))
     _end_if(e, "s_cbranch_scc0")

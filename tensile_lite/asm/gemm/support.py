@@ -6,17 +6,19 @@ The check is conservative: a feature is accepted only when the writer implements
 a pure scheduling/performance choice that cannot change results.
 
 Family v1: gfx90a / gfx942 / gfx950 (wave64 MFMA), A/B in f16 or bf16 with f32 accumulation
-(HHS, HSS, BBS, BSS) or f32 (SS), any transposes, strided batch or no batch, with or without beta,
-single-block 16x16 / 32x32 MFMA, GSU 1, no local split, no epilogue extras, argType 0.
+(HHS, HSS, BBS, BSS) or f32 (SS, and xf32 MFMAs for F32XdlMathOp X on gfx94x), any transposes, strided batch or no batch, with or without beta,
+single-block 16x16 / 32x32 MFMA, GSU 1, no local split; the fused epilogue (scales, bias,
+activation; no E, amax or gradient); argType 0, 1 and 2 (grouped GEMM).
 """
 
 from __future__ import annotations
 
 from tensile_lite.asm.errors import RegisterOverflow
-from tensile_lite.asm.gemm.abi import argument_layout
+from tensile_lite.asm.gemm.abi import solution_layout
+from tensile_lite.asm.gemm.features import BIAS_TYPES, epilogue_features
 from tensile_lite.asm.gemm.layout import build_register_map
 from tensile_lite.asm.gemm.plan import Unsupported, build_plan
-from tensile_lite.model import DataType, Solution
+from tensile_lite.model import DataType, ProblemType, Solution
 
 ARCHS: frozenset[str] = frozenset({"gfx90a", "gfx942", "gfx950"})
 # (A/B type, D type, compute type) of the v1 family
@@ -54,9 +56,25 @@ def _dtype_reason(sol: Solution) -> str | None:
         return f"dtype:{pt.data_type.letter}/{pt.dest_type.letter}/{pt.compute_type.letter}"
     if pt.data_type in (DataType.H, DataType.B) and not pt.high_precision_accumulate:
         return f"dtype:{pt.data_type.letter} without HPA"
-    if pt.data_type is DataType.S and pt.f32_xdl_math_op is not DataType.S:
+    if pt.data_type is DataType.S and pt.f32_xdl_math_op not in (DataType.S, DataType.X):
         return f"F32XdlMathOp:{pt.f32_xdl_math_op.letter}"
     return None
+
+
+def _epilogue_reasons(pt: ProblemType) -> list[str]:
+    """The fused epilogue is built for f32 compute: scales, f32/f16/bf16 bias of either dimension,
+    the `all` / `hipblaslt_all` activations in f32 (gradients, E and amax are not)."""
+    feat = epilogue_features(pt)
+    out = []
+    if feat.any and pt.compute_type is not DataType.S:
+        out.append(f"epilogue compute type {pt.compute_type.letter}")
+    if feat.bias_read:
+        bad = [t.letter for t in feat.bias_types if t not in BIAS_TYPES]
+        if bad or not feat.bias_types:
+            out.append(f"Bias type:{'/'.join(bad) or 'none'}")
+    if feat.activation != "none" and feat.activation_compute is not DataType.S and not out:
+        out.append(f"ActivationComputeDataType:{feat.activation_compute.letter}")
+    return out
 
 
 def _problem_reasons(sol: Solution) -> list[str]:
@@ -65,16 +83,7 @@ def _problem_reasons(sol: Solution) -> list[str]:
     dtype = _dtype_reason(sol)
     if dtype:
         out.append(dtype)
-    if pt.use_bias:
-        out.append("Bias")
-    if pt.activation_type != "none":
-        out.append("Activation")
-    if pt.use_scale_ab:
-        out.append("ScaleAB")
-    if pt.use_scale_cd:
-        out.append("ScaleCD")
-    if pt.use_scale_alpha_vec:
-        out.append("ScaleAlphaVec")
+    out += _epilogue_reasons(pt)
     if pt.use_e:
         out.append("E output")
     if pt.gradient:
@@ -85,11 +94,8 @@ def _problem_reasons(sol: Solution) -> list[str]:
         out.append("Sparse")
     if pt.stochastic_rounding:
         out.append("StochasticRounding")
-    # A grouped problem type is always launched through the device argument tables (argType 1/2).
-    # A non-grouped one with SupportUserArgs is launched with argType 0 like any other: only the
-    # grouped-GEMM API uses user arguments, so it is built (see writer.py for argType != 0).
-    if pt.grouped_gemm:
-        out.append("GroupedGemm")
+    # Grouped problem types are launched through the argument tables (argType 1 and 2), which every
+    # kernel serves (setup.load_arguments), as upstream's do.
     if not pt.strided_batched:
         out.append("GeneralBatched")
     if pt.params.get("UseInitialStridesAB") or pt.params.get("UseInitialStridesCD"):
@@ -129,6 +135,9 @@ def _solution_reasons(sol: Solution) -> list[str]:
         out.append("LocalSplitU")
     if sol.inner_unroll != 1:
         out.append("InnerUnroll")
+    if epilogue_features(sol.problem_type).activation != "none" and not sol.tuning("ActivationFused"):
+        # the activation would run in a separate kernel the library does not build
+        out.append("ActivationFused=0")
     for key, want, feature in _REQUIRED:
         value = sol.tuning(key)
         if value is not None and value != want and feature not in out:
@@ -143,7 +152,7 @@ def unsupported_reasons(sol: Solution) -> tuple[str, ...]:
         return tuple(dict.fromkeys(reasons))
     try:
         plan = build_plan(sol)
-        build_register_map(plan, "kernel", argument_layout(sol.problem_type))
+        build_register_map(plan, "kernel", solution_layout(sol))
     except Unsupported as exc:
         return (exc.feature,)
     except RegisterOverflow as exc:
@@ -158,7 +167,7 @@ def unsupported_details(sol: Solution) -> tuple[str, ...]:
         return reasons
     try:
         plan = build_plan(sol)
-        build_register_map(plan, sol.name or "kernel", argument_layout(sol.problem_type))
+        build_register_map(plan, sol.name or "kernel", solution_layout(sol))
     except Unsupported as exc:
         return (f"{exc.feature} ({exc.detail})",)
     except RegisterOverflow as exc:

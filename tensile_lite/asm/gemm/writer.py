@@ -3,22 +3,23 @@
     text = generate(solution)                    # symbol derived from the solution
     kernel = GemmKernel.of(solution, name)       # a KernelSource for the code-object pipeline
 
-Stages, each a module with one job: setup (arguments, work distribution, addresses), global_read,
-local_write, local_read, mainloop, epilogue. The text is a pure function of the solution, the
+Stages, each a module with one job: setup (arguments, grouped-GEMM search, work distribution,
+addresses), global_read, local_write, local_read, mainloop, vectors (the epilogue's scales and
+LDS-staged vectors), epilogue (with activation). The text is a pure function of the solution, the
 name and the code object version: labels are numbered, registers laid out deterministically.
 
-Header contract (spec/kernel_anatomy.md §1.5): the kernel serves argType 0 with gemm_count 1,
-the only way the runtime launches a non-grouped problem type. It does not read the header words:
-argType 1/2 is used only for grouped problem types, which `unsupported_reasons` rejects, and GSU,
-WorkGroupMapping and StaggerU are runtime choices it implements as GSU 1 / row-major / no stagger
-(the library must therefore declare `internalArgsSupport.gsu` false for these kernels).
+Header contract (spec/kernel_anatomy.md §1.5, epilogue_semantics.md §4): argType 0 takes the
+arguments inline, whatever gemm_count says; argType 1 and 2 are grouped launches whose workgroups
+find their GEMM in the library's table or in hipBLASLt's user arguments (setup.load_arguments).
+GSU, WorkGroupMapping and StaggerU are runtime choices the kernel implements as GSU 1 / row-major /
+no stagger (the library must therefore declare `internalArgsSupport.gsu` false for these kernels).
 """
 
 from __future__ import annotations
 
 import attrs
 
-from tensile_lite.asm.gemm.abi import argument_layout, kernel_arguments
+from tensile_lite.asm.gemm.abi import solution_layout
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.epilogue import epilogue
 from tensile_lite.asm.gemm.layout import build_register_map
@@ -50,10 +51,10 @@ def generate(sol: Solution, name: str | None = None, *, code_object_version: int
                          Where(solution_index=sol.index, solution_name=sol.name or None))
     name = name or kernel_name(sol)
     plan = build_plan(sol)
-    layout = argument_layout(sol.problem_type)
+    layout = solution_layout(sol)
     regs = build_register_map(plan, name, layout)
     spec = KernelSpec(
-        name=name, arch=plan.arch, arguments=kernel_arguments(sol.problem_type),
+        name=name, arch=plan.arch, arguments=tuple(p.argument for p in layout.arguments),
         workgroup_size=plan.num_threads, lds_bytes=plan.lds_bytes, workgroup_ids=(True, False, False),
         code_object_version=code_object_version,
         extra_metadata={"custom.config": {"InternalSupportParams": {"KernArgsVersion": KERN_ARGS_VERSION}}})

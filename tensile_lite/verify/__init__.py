@@ -1,0 +1,20 @@
+"""Verify a built library on the CPU emulator: every kernel, on problems consistent with its solution,
+against a float64 numpy reference.
+
+    report = verify_library("OUT", arch="gfx942", limit=None, seed=0, progress=print)
+    report.to_json()   # {"kernels", "passed", "failed": [...], "skipped": [...], ...}
+
+The pieces are usable alone: `runtime_view.runtime_solution(entry, arch)` (or `from_model(solution)`)
+gives the solution as the runtime sees it; `problems.cases` sizes the problems; `runtime_args.pack`
+packs the arguments as the runtime does; `launch.run_case(emulator, kernel, rs, Case(...), rng)` runs
+one problem and compares D; `reference.expected` is the reference with its tolerance.
+"""
+
+from tensile_lite.verify.errors import NotVerifiable, VerifyError
+from tensile_lite.verify.report import Failure, KernelOutcome, Report
+from tensile_lite.verify.runner import select, verify_kernel, verify_library
+
+__all__ = [
+    "Failure", "KernelOutcome", "NotVerifiable", "Report", "VerifyError", "select", "verify_kernel",
+    "verify_library",
+]

@@ -1,0 +1,114 @@
+"""Element types as the verifier stores them: bit patterns in device memory, float64 values on the host.
+
+Every float value is rounded to nearest even at the type's precision in float64 arithmetic (a scale by
+a power of two and `np.round`, which is exact and ties to even), so quantising never double-rounds,
+whatever the type. Integers are rounded to nearest even and saturated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+import numpy as np
+
+from tensile_lite.model import DataType
+
+
+@attrs.frozen(slots=True)
+class Element:
+    """How one data type is quantised, stored and read back."""
+
+    dtype: DataType
+    storage: np.dtype = attrs.field(converter=np.dtype)
+    # floats: precision in bits (with the implicit one), smallest normal exponent, largest finite value
+    precision: int = 0
+    min_exponent: int = 0
+    max_value: float = 0.0
+    # bits a buffer is filled with where the kernel must neither read nor write: a NaN with a payload
+    # no arithmetic produces (arithmetic NaNs are canonical), or an unlikely integer
+    sentinel: int = 0
+
+    @property
+    def is_float(self) -> bool:
+        return self.precision > 0
+
+    @property
+    def unit_roundoff(self) -> float:
+        """Half the distance from 1 to the next value: the relative error of one rounding."""
+        return 2.0 ** -self.precision if self.is_float else 0.0
+
+    def round(self, values: np.ndarray) -> np.ndarray:
+        """float64 values rounded to this type (RNE; saturating for integers), still as float64."""
+        x = np.asarray(values, dtype=np.float64)
+        if not self.is_float:
+            info = np.iinfo(self.storage)
+            return np.clip(np.round(x), info.min, info.max)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            exp = np.floor(np.log2(np.abs(x)))
+            exp = np.where(np.isfinite(exp), np.maximum(exp, self.min_exponent), self.min_exponent)
+            quantum = np.exp2(exp - (self.precision - 1))
+            out = np.round(x / quantum) * quantum
+            return np.where(np.abs(out) > self.max_value, np.copysign(np.inf, x), out)
+
+    def half_ulp(self, magnitude: np.ndarray) -> np.ndarray:
+        """Half a unit in the last place at |value| <= magnitude: the error bound of one rounding."""
+        if not self.is_float:
+            return np.zeros_like(np.asarray(magnitude, dtype=np.float64))
+        with np.errstate(divide="ignore"):
+            exp = np.floor(np.log2(np.abs(magnitude)))
+        exp = np.where(np.isfinite(exp), np.maximum(exp, self.min_exponent), self.min_exponent)
+        return np.exp2(exp - self.precision)
+
+    def to_bits(self, values: np.ndarray) -> np.ndarray:
+        """Values already representable in this type (see `round`) -> stored bit patterns."""
+        x = np.asarray(values, dtype=np.float64)
+        if self.dtype is DataType.S:
+            return x.astype(np.float32).view(np.uint32)
+        if self.dtype is DataType.D:
+            return x.view(np.uint64).copy()
+        if self.dtype is DataType.H:
+            return x.astype(np.float16).view(np.uint16)
+        if self.dtype is DataType.B:
+            # exact: the value has at most 8 significant bits, so its f32 pattern ends in 16 zero bits
+            return (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        return x.astype(self.storage)
+
+    def from_bits(self, bits: np.ndarray) -> np.ndarray:
+        bits = np.asarray(bits)
+        if self.dtype is DataType.S:
+            return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+        if self.dtype is DataType.D:
+            return bits.astype(np.uint64).view(np.float64).copy()
+        if self.dtype is DataType.H:
+            return bits.astype(np.uint16).view(np.float16).astype(np.float64)
+        if self.dtype is DataType.B:
+            return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        return bits.astype(self.storage).astype(np.float64)
+
+    def random(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        """Random values of this type: uniform in [-1, 1) with every mantissa bit used (floats),
+        or small integers whose products and sums stay far from overflow.
+
+        Subnormal floats become zero: whether they are flushed is the hardware's choice, not the
+        kernel's (gfx90a MFMA flushes f16 subnormal inputs), so they would test the wrong thing."""
+        if self.is_float:
+            values = self.round(rng.uniform(-1.0, 1.0, size=shape))
+            return np.where(np.abs(values) < 2.0 ** self.min_exponent, 0.0, values)
+        return rng.integers(-8, 9, size=shape).astype(np.float64)
+
+
+ELEMENTS: Mapping[DataType, Element] = {
+    DataType.S: Element(DataType.S, np.uint32, 24, -126, float(np.finfo(np.float32).max), 0x7FC0DEAD),
+    DataType.D: Element(DataType.D, np.uint64, 53, -1022, float(np.finfo(np.float64).max),
+                        0x7FF8_0000_DEAD_BEEF),
+    DataType.H: Element(DataType.H, np.uint16, 11, -14, 65504.0, 0x7E5A),
+    DataType.B: Element(DataType.B, np.uint16, 8, -126, float.fromhex("0x1.fep127"), 0x7FDA),
+    DataType.I8: Element(DataType.I8, np.int8, sentinel=0x5A),
+    DataType.I: Element(DataType.I, np.int32, sentinel=0x5A5A5A5A),
+}
+
+
+def element(dt: DataType) -> Element | None:
+    """The element description of `dt`, or None when the verifier cannot handle that type."""
+    return ELEMENTS.get(dt)

@@ -1,0 +1,152 @@
+"""Run one problem of one kernel on the emulator, the way the runtime launches it, and check D.
+
+Arguments are packed as the runtime packs them from the `.dat` entry (runtime_args); the grid is the
+runtime's (flattened to 1-D except on gfx12 or for argument version 0) with `workGroup` threads per
+workgroup.
+Small grids run whole. Larger ones run only representative tiles (mapping.representative_tiles):
+the workgroups for them are chosen by the runtime's WorkGroupMapping order, or row-major if the
+kernel turns out to ignore that argument (both are correct; the tiles a launch writes tell which).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import attrs
+import numpy as np
+
+from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError, UnsupportedInstruction
+from tensile_lite.verify import compare, epilogue, runtime_args
+from tensile_lite.verify.elements import element
+from tensile_lite.verify.epilogue import Epilogue
+from tensile_lite.verify.errors import NotVerifiable
+from tensile_lite.verify.mapping import (
+    ROW_MAJOR,
+    Grid,
+    LaunchId,
+    Tile,
+    TileOrder,
+    launch_table,
+    representative_tiles,
+)
+from tensile_lite.verify.problems import Case
+from tensile_lite.verify.reference import expected
+from tensile_lite.verify.runtime_view import RuntimeSolution
+from tensile_lite.verify.tensors import Tensor, make_tensor, read_back
+
+# Grids up to this many workgroups run whole; larger ones run representative tiles only.
+FULL_GRID_LIMIT = 6
+
+
+@attrs.frozen(slots=True)
+class CaseResult:
+    case: Case
+    error: str | None
+    workgroups: int  # workgroups emulated (over all launches of this case)
+    grid: int  # workgroups of the whole problem
+    instructions: int
+    seconds: float
+    order: TileOrder | None = None  # the tile order the kernel was seen to follow, when a subset ran
+
+
+def grid_of(rs: RuntimeSolution, case: Case) -> Grid:
+    sol, p = rs.solution, case.problem
+    mt0, mt1 = sol.macro_tile
+    batch = p.batch if rs.problem_type.num_indices_c == 3 else 1
+    flatten = not sol.arch.startswith("gfx12") and runtime_args.version(rs) >= 1
+    return Grid(math.ceil(p.m / mt0), math.ceil(p.n / mt1), batch, three_d=not flatten)
+
+
+@attrs.frozen(slots=True)
+class _Inputs:
+    a: Tensor
+    b: Tensor
+    c: Tensor
+    d: Tensor
+    epilogue: Epilogue | None
+
+
+def _inputs(rs: RuntimeSolution, case: Case, rng: np.random.Generator) -> _Inputs:
+    pt, p = rs.problem_type, case.problem
+    ea, eb, ed = element(pt.a_type), element(pt.b_type), element(pt.dest_type)
+    assert ea is not None and eb is not None and ed is not None  # checked by reference.check_types
+    # alpha == 0 must not read A or B, beta == 0 must not read C: those buffers hold only the sentinel
+    return _Inputs(make_tensor(pt, p, "A", ea, rng if case.alpha != 0 else None),
+                   make_tensor(pt, p, "B", eb, rng if case.alpha != 0 else None),
+                   make_tensor(pt, p, "C", ed, rng if case.beta != 0 else None),
+                   make_tensor(pt, p, "D", ed, None),
+                   epilogue.make(pt, p, case.name, rng))
+
+
+def _launch(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, t: _Inputs, grid: Grid,
+            ids: list[LaunchId]) -> tuple[np.ndarray, int]:
+    """D's buffer after running workgroups `ids`, and the instructions executed."""
+    mem = DeviceMemory()
+    buffers = {name: mem.alloc(x.flat) for name, x in (("A", t.a), ("B", t.b), ("C", t.c), ("D", t.d))}
+    ep = t.epilogue
+    if ep is not None:
+        buffers.update({name: mem.alloc(data) for name, data in ep.buffers.items()})
+    kernargs = runtime_args.pack(rs, case.problem, buffers, case.alpha, case.beta, ep.args if ep else None)
+    stats = emu.launch(kernel, grid=grid.launch_grid, block=(rs.solution.num_threads, 1, 1), kernargs=kernargs,
+                       memory=mem, workgroups=ids)
+    return mem.array(buffers["D"], t.d.flat.dtype, t.d.flat.size), stats.instructions
+
+
+def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: np.random.Generator) -> CaseResult:
+    """Run `case` and compare D with the reference. NotVerifiable when the emulator cannot run the kernel
+    (an instruction it does not implement) or the arguments cannot be packed."""
+    start = time.perf_counter()
+    t = _inputs(rs, case, rng)
+    p, pt, sol = case.problem, rs.problem_type, rs.solution
+    want = expected(pt, t.a, t.b, t.c if case.beta != 0 else None, t.d.letters, t.d.shape, p.k, case.alpha,
+                    case.beta, t.epilogue)
+    grid = grid_of(rs, case)
+    declared = runtime_args.tile_order(rs)
+    orders = [declared] + ([] if declared.is_row_major else [ROW_MAJOR])
+    candidates = list(orders)
+    subset = grid.count > FULL_GRID_LIMIT
+    wanted: list[Tile] = representative_tiles(grid) if subset else [
+        (i, j, b) for b in range(grid.batch) for j in range(grid.tiles1) for i in range(grid.tiles0)]
+    ran = instructions = 0
+    try:
+        while True:
+            used = candidates.pop(0)
+            table = launch_table(used, grid)
+            ids = [table[tile] for tile in wanted] if subset else grid.ids()
+            flat, count = _launch(emu, kernel, rs, case, t, grid, ids)
+            ran += len(ids)
+            instructions += count
+            written = compare.written_tiles(compare.as_mnb(read_back(t.d, flat)[0]), t.d.element.sentinel,
+                                            sol.macro_tile)
+            if not subset or written <= set(wanted):
+                break
+            # Other tiles were written: if another known order explains them, the kernel follows that
+            # order, so run the wanted tiles again under it.
+            candidates = [o for o in candidates if {o.tile(grid, w) for w in ids} == written]
+            if not candidates:
+                break
+    except UnsupportedInstruction as exc:
+        raise NotVerifiable(f"the emulator does not implement: {exc.message}") from None
+    except EmulatorError as exc:
+        return CaseResult(case, f"{type(exc).__name__}: {exc.message}", ran, grid.count, instructions,
+                          time.perf_counter() - start)
+    d_bits, d_values, outside = read_back(t.d, flat)
+    bits, got = compare.as_mnb(d_bits), compare.as_mnb(d_values)
+    sentinel = np.asarray(t.d.element.sentinel).astype(outside.dtype)
+    if (outside != sentinel).any():
+        error = (f"wrote {int((outside != sentinel).sum())} elements of D's buffer outside the problem "
+                 "(padding or gaps between batches)")
+    else:
+        written = compare.written_tiles(bits, t.d.element.sentinel, sol.macro_tile)
+        if subset and written - set(wanted):
+            error = (f"workgroups {[w[0] if not grid.three_d else w for w in ids]} wrote tiles "
+                     f"{sorted(written)}, not the tiles {sorted(wanted)} the runtime's WorkGroupMapping or a "
+                     "row-major order give")
+        else:
+            mask = compare.tile_mask(bits.shape, sol.macro_tile, wanted)
+            error = compare.mismatches(bits, got, want, t.d.element, mask)
+    # name the order only when the tiles written tell the candidates apart
+    seen = [o for o in orders if {o.tile(grid, w) for w in ids} == written]
+    return CaseResult(case, error, ran, grid.count, instructions, time.perf_counter() - start,
+                      seen[0] if subset and len(orders) > 1 and len(seen) == 1 else None)

@@ -1,0 +1,113 @@
+"""Find the kernels of a built library: the master `.dat` of each architecture, the placeholder libraries
+it names, their solutions grouped by kernel, and the code object each kernel lives in.
+
+Every placeholder library is `<name>.dat` (or `.dat.zlib` / `.yaml`, whichever format the build used)
+with `<name>.co` beside it, exactly as the runtime's lazy loading finds them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from tensile_lite.errors import Where
+from tensile_lite.library.formats import FORMATS, DatError, file_name, read_dat
+from tensile_lite.verify.errors import VerifyError
+
+_MASTER = re.compile(r"^TensileLibrary_lazy_(gfx[0-9a-z]+)\.(dat|dat\.zlib|yaml)$")
+
+
+@attrs.frozen(slots=True)
+class LibraryKernel:
+    """One kernel of a library: the solution that represents it and where its code is."""
+
+    arch: str
+    name: str
+    entry: Mapping[str, Any] = attrs.field(hash=False, eq=False, repr=False)
+    solutions: int  # how many solutions of the library use this kernel
+    placeholder: str
+    code_object: Path
+
+
+def library_dir(outdir: str | Path) -> Path:
+    """`OUTDIR/library`, or OUTDIR itself when it holds the master files."""
+    root = Path(outdir)
+    for candidate in (root / "library", root):
+        if candidate.is_dir() and any(_MASTER.match(p.name) for p in candidate.iterdir()):
+            return candidate
+    raise VerifyError(f"no TensileLibrary_lazy_<gfx>.dat in {root} or {root / 'library'}; "
+                      "give the output folder of TensileCreateLibrary")
+
+
+def masters(lib: Path) -> dict[str, Path]:
+    """Architecture -> its master library file (the first format found, in the order of FORMATS)."""
+    found: dict[str, Path] = {}
+    for path in sorted(lib.iterdir()):
+        m = _MASTER.match(path.name)
+        if m and m.group(1) not in found:
+            found[m.group(1)] = path
+    return found
+
+
+def _placeholders(node: Any) -> Iterator[str]:
+    """Names of every Placeholder library node of a master document, in document order."""
+    if isinstance(node, Mapping):
+        if node.get("type") == "Placeholder" and isinstance(node.get("value"), str):
+            yield node["value"]
+        for value in node.values():
+            yield from _placeholders(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _placeholders(value)
+
+
+def _placeholder_file(lib: Path, name: str) -> Path:
+    for fmt in FORMATS:
+        path = lib / file_name(name, fmt)
+        if path.is_file():
+            return path
+    raise VerifyError(f"placeholder library {name} named by the master has no file (.dat, .dat.zlib or .yaml)",
+                      Where(file=str(lib)))
+
+
+def _read(path: Path) -> Any:
+    try:
+        return read_dat(path)
+    except DatError as exc:
+        raise VerifyError(exc.message, exc.where) from None
+
+
+def _gsu(entry: Mapping[str, Any]) -> int:
+    sm = entry.get("sizeMapping")
+    return int(sm.get("globalSplitU", 1)) if isinstance(sm, Mapping) else 1
+
+
+def kernels(lib: Path, arch: str) -> list[LibraryKernel]:
+    """The kernels of one architecture, sorted by name; each represented by its lowest-index solution
+    (one with GlobalSplitU 1 if there is one)."""
+    master = masters(lib).get(arch)
+    if master is None:
+        raise VerifyError(f"no library for {arch} in {lib} (found: {', '.join(sorted(masters(lib))) or 'none'})")
+    doc = _read(master)
+    by_name: dict[str, list[tuple[Mapping[str, Any], str]]] = {}
+    for placeholder in dict.fromkeys(_placeholders(doc.get("library") if isinstance(doc, Mapping) else None)):
+        path = _placeholder_file(lib, placeholder)
+        pdoc = _read(path)
+        solutions = pdoc.get("solutions") if isinstance(pdoc, Mapping) else None
+        if not isinstance(solutions, list):
+            raise VerifyError("not a placeholder library (no solutions list)", Where(file=str(path)))
+        for n, sol in enumerate(solutions):
+            if not isinstance(sol, Mapping) or not isinstance(sol.get("kernelName"), str):
+                raise VerifyError(f"solution entry {n} has no kernelName", Where(file=str(path)))
+            by_name.setdefault(sol["kernelName"], []).append((sol, placeholder))
+    out = []
+    for name in sorted(by_name):
+        entries = by_name[name]
+        # solutions of one kernel differ only in runtime arguments; prefer one without split-K
+        entry, placeholder = min(entries, key=lambda e: (_gsu(e[0]) != 1, int(e[0].get("index", 0)), e[1]))
+        out.append(LibraryKernel(arch, name, entry, len(entries), placeholder, lib / f"{placeholder}.co"))
+    return out

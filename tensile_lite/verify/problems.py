@@ -1,0 +1,147 @@
+"""The problems each kernel is run on, sized from its macro tile and DepthU and kept inside its predicates.
+
+Cases (each only when the solution's predicates allow it; otherwise it is dropped with a note):
+- `full`: whole tiles, K a multiple of DepthU, beta 0 (C is never to be read);
+- `edges`: 2-3 tiles per free dimension with partial last tiles, K with a tail, a batch of 2, padded
+  leading dimensions and batch strides, beta != 0 — more workgroups than the others, so large
+  kernels run only its corner, edge and one interior tile;
+- `small`: less than one tile in M, just over one in N, K below DepthU (tail loop only);
+- `alpha0`: alpha 0 with beta != 0 (A and B are never to be read);
+- `k0`: K == 0 (D = beta C).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from tensile_lite.asm.gemm import GemmProblem
+from tensile_lite.model import DataType, ProblemType
+from tensile_lite.verify.predicates import Call, failing, present, value_of
+from tensile_lite.verify.runtime_view import RuntimeSolution
+
+# Padding (elements) added to each tensor's leading dimension; batch strides get more. Different per
+# tensor so a kernel that mixes up two tensors' strides reads the wrong elements.
+_PADS = {"A": 3, "B": 5, "C": 2, "D": 4}
+
+
+@attrs.frozen(slots=True)
+class Case:
+    name: str
+    problem: GemmProblem
+    alpha: float
+    beta: float
+
+    def describe(self) -> str:
+        p = self.problem
+        text = f"{self.name}: M={p.m} N={p.n} K={p.k} batch={p.batch} alpha={self.alpha:g} beta={self.beta:g}"
+        if p.strides_a is not None:
+            text += " (padded strides)"
+        return text
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple if multiple > 1 else value
+
+
+def _int(value: Any, default: int) -> int:
+    return int(value) if isinstance(value, int) and value > 0 else default
+
+
+def _remainder(tile: int, multiple: int, want: int) -> int | None:
+    """A remainder near `want`, a multiple of `multiple`, strictly between 0 and `tile` (None: none exists)."""
+    r = _round_up(max(want, 1), multiple)
+    if r >= tile:
+        r = (tile - 1) // multiple * multiple
+    return r if r > 0 else None
+
+
+def padded(pt: ProblemType, problem: GemmProblem, *, same_cd: bool) -> GemmProblem:
+    """`problem` with every tensor's leading dimension padded and gaps between batches."""
+
+    def strides(tensor: str) -> tuple[int, ...]:
+        assign = {"A": pt.index_assignments_a, "B": pt.index_assignments_b}.get(
+            tensor, tuple(range(pt.num_indices_c)))
+        pad = _PADS["C" if same_cd and tensor == "D" else tensor]
+        out, running = [], 1
+        for pos, index in enumerate(assign[:-1]):
+            running = running * max(problem.index_size(pt, index), 1) + (pad if pos == 0 else 2 * pad + 1)
+            out.append(running)
+        return tuple(out)
+
+    return attrs.evolve(problem, strides_a=strides("A"), strides_b=strides("B"), strides_c=strides("C"),
+                        strides_d=strides("D"))
+
+
+def _scalars(pt: ProblemType) -> dict[str, tuple[float, float]]:
+    """(alpha, beta) per case: exact in the compute type (integers for integer compute)."""
+    if pt.compute_type in (DataType.I, DataType.I8):
+        return {"full": (1, 0), "edges": (-2, 3), "small": (3, -1), "alpha0": (0, 2), "k0": (1, -2)}
+    return {"full": (1.0, 0.0), "edges": (-0.75, 0.5), "small": (1.25, -1.0), "alpha0": (0.0, 1.5),
+            "k0": (1.0, -0.5)}
+
+
+def cases(rs: RuntimeSolution, predicate: Mapping[str, Any] | None) -> tuple[list[Case], list[str]]:
+    """The cases for one kernel, and notes on what could not be covered and why."""
+    pt, sol = rs.problem_type, rs.solution
+    mt0, mt1 = sol.macro_tile
+    du = sol.depth_u
+    m_mult = _int(value_of(predicate, "Free0SizeMultiple"), 1)
+    n_mult = _int(value_of(predicate, "Free1SizeMultiple"), 1)
+    k_mult = _int(value_of(predicate, "BoundSizeMultiple"), 1)
+    m_min = _int(value_of(predicate, "LeadingFree0SizesGreaterOrEqual"), 1)
+    n_min = _int(value_of(predicate, "LeadingFree1SizesGreaterOrEqual"), 1)
+    batched = pt.num_indices_c == 3
+    batch = _int(value_of(predicate, "BatchSizeEqual"), 2 if batched else 1)
+    notes: list[str] = []
+
+    def m(v: int) -> int:
+        return _round_up(max(v, m_min), m_mult)
+
+    def n(v: int) -> int:
+        return _round_up(max(v, n_min), n_mult)
+
+    def k(v: int) -> int:
+        return _round_up(v, k_mult)
+
+    r0 = _remainder(mt0, m_mult, 5)
+    r1 = _remainder(mt1, n_mult, mt1 - 3)
+    if r0 is None:
+        notes.append(f"no edge tiles in M: M must be a multiple of {m_mult} with macro tile {mt0}")
+    if r1 is None:
+        notes.append(f"no edge tiles in N: N must be a multiple of {n_mult} with macro tile {mt1}")
+    tail = _remainder(du, k_mult, 3)
+    if tail is None:
+        notes.append(f"no K tail: K must be a multiple of {k_mult} with DepthU {du}")
+    zero_beta = not pt.use_beta or present(predicate, "BetaZero")
+    scalars = _scalars(pt)
+
+    def case(name: str, problem: GemmProblem, pad: bool = False) -> Case:
+        alpha, beta = scalars[name]
+        if zero_beta:
+            beta = 0.0
+        if pad:
+            problem = padded(pt, problem, same_cd=present(predicate, "CDStridesEqual"))
+        return Case(name, problem, alpha, beta)
+
+    out = [
+        case("full", GemmProblem(m(2 * mt0), n(2 * mt1), k(2 * du), 1)),
+        case("edges", GemmProblem(m(2 * mt0 + (r0 or 0)), n(2 * mt1 + (r1 or 0)), k(2 * du + (tail or 0)),
+                                  batch), pad=True),
+        case("small", GemmProblem(m(mt0 - (r0 or 0)), n(mt1 + (r1 or 0)), k(max(du // 2 + (tail or 0), 1)), 1),
+             pad=True),
+        case("alpha0", GemmProblem(m(mt0 + (r0 or 0)), n(mt1), k(du + (tail or 0)), 1)),
+        case("k0", GemmProblem(m(mt0), n(mt1 + (r1 or 0)), 0, batch)),
+    ]
+    if zero_beta:
+        notes.append("the solution takes only beta == 0: every case has beta 0")
+    kept = []
+    for c in out:
+        bad = failing(predicate, Call(pt, c.problem, c.beta, sol.runtime.global_split_u)) if predicate else []
+        if bad:
+            notes.append(f"case {c.name} dropped: the problem fails {', '.join(bad)}")
+        else:
+            kept.append(c)
+    return kept, notes

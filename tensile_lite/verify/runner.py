@@ -1,0 +1,141 @@
+"""Verify every kernel of a built library on the emulator: the orchestration behind `verify-library`."""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from tensile_lite.emu import CodeObjectError, Emulator, EmulatorError
+from tensile_lite.verify import contract, library
+from tensile_lite.verify.errors import NotVerifiable, VerifyError
+from tensile_lite.verify.launch import run_case
+from tensile_lite.verify.predicates import Call, evaluate
+from tensile_lite.verify.problems import cases
+from tensile_lite.verify.reference import check_types
+from tensile_lite.verify.report import FAILED, PASSED, SKIPPED, Failure, KernelOutcome, Report
+from tensile_lite.verify.runtime_view import runtime_solution
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def select(outdir: str | Path, arch: str | None = None, limit: int | None = None) -> list[library.LibraryKernel]:
+    """The kernels to verify: every architecture (or `arch`), sorted by architecture and name, the first
+    `limit` of them when given."""
+    lib = library.library_dir(outdir)
+    archs = [arch] if arch else sorted(library.masters(lib))
+    found = [k for a in archs for k in library.kernels(lib, a)]
+    return found[:limit] if limit is not None else found
+
+
+def case_rng(seed: int, kernel: str, case: str) -> np.random.Generator:
+    """Inputs depend only on the seed, the kernel and the case, not on which other kernels or cases run."""
+    return np.random.default_rng([seed, zlib.crc32(kernel.encode()), zlib.crc32(case.encode())])
+
+
+class _Emulators:
+    """One Emulator per code object, so a code object is disassembled once for all its kernels."""
+
+    def __init__(self) -> None:
+        self._by_path: dict[Path, Emulator] = {}
+
+    def get(self, path: Path) -> Emulator:
+        emu = self._by_path.get(path)
+        if emu is None:
+            emu = self._by_path[path] = Emulator(path)
+        return emu
+
+
+def verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int = 0,
+                  progress: Progress = _quiet) -> KernelOutcome:
+    start = time.perf_counter()
+
+    def outcome(status: str, **fields) -> KernelOutcome:
+        return KernelOutcome(k.arch, k.name, status, seconds=time.perf_counter() - start, **fields)
+
+    try:
+        rs = runtime_solution(k.entry, k.arch)
+        contract.check_launchable(rs)
+        check_types(rs.problem_type)
+    except NotVerifiable as exc:
+        return outcome(SKIPPED, reason=exc.reason)
+    if not k.code_object.is_file():
+        return outcome(FAILED, failures=(Failure("code object", f"{k.code_object.name} is missing"),))
+    try:
+        emu = emulators.get(k.code_object)
+        if k.name not in emu.kernel_names():
+            return outcome(FAILED, failures=(Failure("code object", f"{k.code_object.name} has no kernel "
+                                                     f"{k.name}"),))
+        image = emu.kernel(k.name)
+        unsupported = emu.problems(k.name)
+    except CodeObjectError as exc:
+        if "not emulated" in exc.message:
+            return outcome(SKIPPED, reason=exc.message)
+        return outcome(FAILED, failures=(Failure("code object", exc.message),))
+    if unsupported:
+        listed = ", ".join(f"{m} ({why})" for m, why in sorted(unsupported.items()))
+        return outcome(SKIPPED, reason=f"instructions the emulator does not implement: {listed}")
+    for check in (contract.argument_mismatch, contract.workgroup_mismatch):
+        problem = check(rs, image.metadata)
+        if problem:
+            return outcome(FAILED, failures=(Failure("launch contract", problem),))
+    predicate = k.entry.get("problemPredicate")
+    todo, notes = cases(rs, predicate)
+    unknown: set[str] = set()
+    for c in todo:
+        evaluate(predicate, Call(rs.problem_type, c.problem, c.beta), unknown)
+    if unknown:
+        notes.append("predicates not evaluated (assumed true): " + ", ".join(sorted(unknown)))
+    if not todo:
+        return outcome(SKIPPED, reason="no problem satisfies the solution's predicates", notes=tuple(notes))
+    failures: list[Failure] = []
+    problems = workgroups = instructions = 0
+    for c in todo:
+        try:
+            result = run_case(emu, k.name, rs, c, case_rng(seed, k.name, c.name))
+        except NotVerifiable as exc:
+            if failures:  # a failure already seen stays a failure
+                notes.append(f"case {c.name} and later ones not run: {exc.reason}")
+                break
+            return outcome(SKIPPED, reason=exc.reason, notes=tuple(notes))
+        except EmulatorError as exc:  # raised outside a launch: the kernel cannot be run at all
+            failures.append(Failure(c.describe(), f"{type(exc).__name__}: {exc.message}"))
+            break
+        problems += 1
+        workgroups += result.workgroups
+        instructions += result.instructions
+        ran = f"{result.workgroups} of {result.grid} workgroups" if result.workgroups != result.grid \
+            else f"{result.grid} workgroups"
+        if result.order is not None:
+            ran += f", tiles in {result.order.name} order"
+        progress(f"  {c.describe()}: {'ok' if result.error is None else 'FAILED'} ({ran}, {result.seconds:.1f} s)")
+        if result.error is not None:
+            failures.append(Failure(c.describe(), result.error))
+    return outcome(FAILED if failures else PASSED, failures=tuple(failures), notes=tuple(notes), problems=problems,
+                   workgroups=workgroups, instructions=instructions)
+
+
+def verify_library(outdir: str | Path, *, arch: str | None = None, limit: int | None = None, seed: int = 0,
+                   progress: Progress = _quiet) -> Report:
+    """Verify the first `limit` kernels (all when None) of the library in `outdir` (see `select`)."""
+    start = time.perf_counter()
+    todo = select(outdir, arch, limit)
+    if not todo:
+        raise VerifyError(f"the library in {outdir} has no kernels")
+    emulators = _Emulators()
+    outcomes = []
+    for n, k in enumerate(todo, 1):
+        progress(f"[{n}/{len(todo)}] {k.arch} {k.name}")
+        result = verify_kernel(k, emulators, seed, progress)
+        detail = result.reason if result.status == SKIPPED else \
+            f"{result.problems} problems, {result.workgroups} workgroups, {result.seconds:.1f} s"
+        progress(f"[{n}/{len(todo)}] {result.status}: {detail}")
+        outcomes.append(result)
+    return Report(tuple(outcomes), time.perf_counter() - start)

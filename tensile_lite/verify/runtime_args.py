@@ -1,0 +1,107 @@
+"""The kernel arguments the runtime packs for one call, driven by the `.dat` entry's
+`internalArgsSupport` exactly as hipBLASLt's `ContractionSolution::kernelArgs` does.
+
+The body (sizes, pointers, strides, alpha, beta) comes from the writer's packer
+(`tensile_lite.asm.gemm.abi.pack_kernel_args`). The header depends on what the library declares:
+- version >= 1: gemm_count, internalArgs, internalArgs1, numWorkGroups (16 bytes);
+  version 0: gemm_count and internalArgs only (8 bytes);
+- internalArgs1 carries WorkGroupMapping alone in version 1, WGM | WGMXCC << 16 | WGMXCCG << 22 in
+  version 2, and 0 when the library does not declare WGM support;
+- GSUC / GSUWGMRR bits only from version 2; StaggerU bits only with StaggerU support.
+So a library that declares something its kernel does not implement is run the way the runtime would
+run it, and fails.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping
+
+from tensile_lite.asm.gemm import EpilogueArgs, GemmProblem, pack_kernel_args, solution_layout
+from tensile_lite.errors import TensileLiteError
+from tensile_lite.verify.errors import NotVerifiable
+from tensile_lite.verify.mapping import TileOrder
+from tensile_lite.verify.runtime_view import RuntimeSolution
+
+# The device the verifier stands for, where the runtime needs its CU count (WGMXCCG == -1).
+CU_COUNTS: Mapping[str, int] = {"gfx90a": 104, "gfx942": 304, "gfx950": 256}
+_HEADER_V2_ONLY = ("kernel info1", "numWG")
+
+
+def _support(rs: RuntimeSolution, key: str, default: object) -> object:
+    return rs.internal_support.get(key, default)
+
+
+def version(rs: RuntimeSolution) -> int:
+    return int(_support(rs, "version", 2))  # type: ignore[call-overload]
+
+
+def header_words(rs: RuntimeSolution) -> tuple[int, int]:
+    """(internalArgs, internalArgs1) as the runtime computes them from the entry."""
+    sm, v = rs.size_mapping, version(rs)
+    wgm = int(sm.get("workGroupMapping", 1))
+    gsu = int(sm.get("globalSplitU", 1))
+    info0 = info1 = 0
+    if _support(rs, "wgm", True):
+        if v == 0:
+            info0 |= (min(wgm, 255) & 0xFF) << 8
+            gsu = min(gsu, 255)
+        elif v == 1:
+            info1 = wgm & 0xFFFFFFFF
+        else:
+            xcc = int(sm.get("workGroupMappingXCC", 1))
+            group = int(sm.get("workGroupMappingXCCGroup", -1))
+            if xcc > 1 and group == -1:
+                group = CU_COUNTS.get(rs.solution.arch, 0)
+            info1 = ((group << 22) | (xcc << 16) | (wgm & 0xFFFF)) & 0xFFFFFFFF
+    if v >= 2:
+        info0 |= int(bool(sm.get("globalSplitUCoalesced"))) << 15
+        info0 |= int(bool(sm.get("globalSplitUWorkGroupMappingRoundRobin"))) << 14
+    info0 |= gsu & 0x3FFF
+    if _support(rs, "staggerU", True):
+        stagger = (int(sm.get("staggerUMapping", 0)) << 13) | ((int(sm.get("staggerStrideShift", 0)) << 8) & 0x1F00) \
+            | (int(sm.get("staggerU", 0)) & 0xFF)
+        info0 |= stagger << 16
+    return info0 & 0xFFFFFFFF, info1
+
+
+def layout(rs: RuntimeSolution) -> list[tuple[str, int, int]]:
+    """(name, offset, size) of every argument the runtime appends, in order."""
+    if not _support(rs, "useUniversalArgs", True):
+        raise NotVerifiable("the library declares the legacy argument layout (useUniversalArgs false)")
+    try:
+        args = [p.argument for p in solution_layout(rs.solution).arguments]
+    except TensileLiteError as exc:
+        raise NotVerifiable(exc.one_line()) from None
+    if version(rs) == 0:
+        args = [a for a in args if a.name not in _HEADER_V2_ONLY]
+    out, offset = [], 0
+    for a in args:
+        out.append((a.name, offset, a.size))
+        offset += a.size
+    return out
+
+
+def pack(rs: RuntimeSolution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
+         beta: float, epilogue: EpilogueArgs | None = None) -> bytes:
+    """The kernarg bytes the runtime sends for this call (`buffers` also holds the epilogue's pointers,
+    by the writer's `POINTER_KEYS` names)."""
+    try:
+        blob = pack_kernel_args(rs.solution, problem, buffers, alpha, beta, epilogue=epilogue)
+    except TensileLiteError as exc:
+        raise NotVerifiable(f"kernel arguments cannot be packed: {exc.one_line()}") from None
+    layout(rs)  # the legacy layout is not packed
+    info0, info1 = header_words(rs)
+    if version(rs) == 0:
+        return blob[:4] + struct.pack("<I", info0) + blob[16:]
+    return blob[:4] + struct.pack("<II", info0, info1) + blob[12:]
+
+
+def tile_order(rs: RuntimeSolution) -> TileOrder:
+    """The tile order the runtime's arguments ask for (spec/epilogue_semantics.md §6.1)."""
+    info0, info1 = header_words(rs)
+    v = version(rs)
+    if v >= 2:
+        return TileOrder.from_info1(info1)
+    wgm = (info0 >> 8) & 0xFF if v == 0 else info1 - (1 << 32) if info1 & 0x80000000 else info1
+    return TileOrder("WorkGroupMapping", wgm)

@@ -1,0 +1,157 @@
+"""The epilogue side of the emulator tests: the run-time inputs of one call (scales, vectors, bias,
+activation) and a float64 model of each activation with a bound of the kernel's error.
+
+The formulas are the mathematical functions (spec/epilogue_semantics.md §2.2 names them); the
+kernel's f32 sequences and approximate exp/rcp differ by a few units in the last place, which the
+bound allows for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+import numpy as np
+
+from tensile_lite.asm.gemm import GemmProblem
+from tensile_lite.asm.gemm.abi import EpilogueArgs
+from tensile_lite.asm.gemm.activation import BY_NAME
+from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, epilogue_features
+from tensile_lite.model import DataType, ProblemType
+from tests.gemm.bits import from_bits, to_bits
+
+GELU_K0 = float(np.array([0x3F4C422A], np.uint32).view(np.float32)[0])
+GELU_K1 = float(np.array([0x3D372713], np.uint32).view(np.float32)[0])
+_NAN32 = 0x7FC00000
+
+
+@attrs.frozen
+class Vectors:
+    """Device buffers (flat bits) of the epilogue's vectors and their values broadcast to [m, n, batch]."""
+
+    buffers: Mapping[str, np.ndarray]
+    along: Mapping[str, np.ndarray]
+
+
+def _quantised(rng: np.random.Generator, n: int, dt: DataType, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
+    """(bits, values) of n random values of type dt with magnitudes in [low, high), both signs."""
+    vals = rng.uniform(low, high, n) * rng.choice([-1.0, 1.0], n)
+    bits = to_bits(vals, dt)
+    return bits, from_bits(bits, dt)
+
+
+def _broadcast(values: np.ndarray, dim: int) -> np.ndarray:
+    """A vector over M ([m]) or N ([n]) or per batch ([batch, f]) as [m, n, batch]."""
+    if values.ndim == 1:
+        values = values[None, :]
+    if dim == DIM_M:
+        return np.transpose(values, (1, 0))[:, None, :]
+    return np.transpose(values, (1, 0))[None, :, :]
+
+
+@attrs.frozen
+class Epilogue:
+    """What one emulator run passes to the epilogue. Scalars: None is a null pointer (1.0).
+    `vectors`: random ScaleAB / ScaleAlphaVec vectors, or null pointers (1.0). `bias`: the bias type
+    sent as `biasType` with a random bias of that type, or None for a null bias (0)."""
+
+    scale_a: float | None = None
+    scale_b: float | None = None
+    scale_c: float | None = None
+    scale_d: float | None = None
+    vectors: bool = True
+    bias: DataType | None = None
+    bias_type: DataType | None = None    # biasType sent when it must differ from `bias`; a type the
+                                         # kernel does not list adds nothing
+    stride_bias: int = 0                 # 0: one bias for every batch
+    factor_dim: int = 0                  # run-time factorDim (0: M, else N)
+    activation: str = "none"
+    activation_args: tuple[float, float] = (0.0, 0.0)
+
+    def arguments(self, pt: ProblemType) -> EpilogueArgs:
+        return EpilogueArgs(bias_type=self.bias_type or self.bias, stride_bias=self.stride_bias,
+                            factor_dim=self.factor_dim, activation=BY_NAME[self.activation].value,
+                            activation_args=self.activation_args)
+
+    def dim(self, pt: ProblemType) -> int:
+        f = epilogue_features(pt).factor_dim
+        if f == DIM_RUNTIME:
+            return DIM_M if self.factor_dim == 0 else DIM_N
+        return f
+
+    def vectors_for(self, pt: ProblemType, problem: GemmProblem, rng: np.random.Generator) -> Vectors:
+        feat = epilogue_features(pt)
+        buffers: dict[str, np.ndarray] = {}
+        along: dict[str, np.ndarray] = {}
+        m, n = problem.m, problem.n
+        batch = problem.batch if pt.num_indices_c == 3 else 1
+        scalars = {"scaleA": self.scale_a, "scaleB": self.scale_b, "scaleC": self.scale_c, "scaleD": self.scale_d}
+        for name, value in scalars.items():
+            if value is not None:
+                buffers[name] = np.array([value], np.float32).view(np.uint32)
+        wanted = []
+        if feat.scale_ab == "Vector" and self.vectors:
+            wanted += [("scaleA", DIM_M), ("scaleB", DIM_N)]
+        if feat.scale_alpha_vec and self.vectors:
+            wanted.append(("scaleAlphaVec", self.dim(pt)))
+        for name, dim in wanted:
+            size = m if dim == DIM_M else n
+            bits, vals = _quantised(rng, size, DataType.S, 0.5, 2.0)
+            # NaN after the vector: the kernel must bound its reads by the vector's length
+            buffers[name] = np.concatenate([bits, np.full(4, _NAN32, np.uint32)])
+            along[name] = _broadcast(vals, dim)
+        if feat.bias_read and self.bias is not None:
+            dim = self.dim(pt)
+            size = m if dim == DIM_M else n
+            stride = self.stride_bias
+            rows = batch if stride else 1
+            length = stride * batch if stride else size
+            bits, vals = _quantised(rng, max(length, 1), self.bias, 0.25, 4.0)
+            buffers["bias"] = bits
+            if (self.bias_type or self.bias) in feat.bias_types:  # else the kernel adds nothing
+                per_batch = np.stack([vals[b * stride:b * stride + size] for b in range(rows)])
+                along["bias"] = _broadcast(per_batch, dim)
+        return Vectors(buffers, along)
+
+
+def _lipschitz(kind: str, args: tuple[float, float]) -> float:
+    a, b = args
+    return {"relu": 1.0, "abs": 1.0, "clippedrelu": 1.0, "leakyrelu": max(1.0, abs(a)), "gelu": 1.13,
+            "geluscaling": 1.13 * abs(a), "sigmoid": 0.25, "silu": 1.1, "tanh": abs(a * b), "none": 1.0}[kind]
+
+
+def activation_value(kind: str, args: tuple[float, float], x: np.ndarray) -> np.ndarray:
+    a, b = args
+    with np.errstate(over="ignore"):
+        if kind == "none":
+            return x
+        if kind == "abs":
+            return np.abs(x)
+        if kind == "relu":
+            return np.maximum(x, 0.0)
+        if kind == "clippedrelu":
+            return np.where(x > a, np.minimum(b, x), 0.0)
+        if kind == "leakyrelu":
+            return np.where(x >= 0, x, a * x)
+        if kind in ("gelu", "geluscaling"):
+            g = 0.5 * x * (1.0 + np.tanh(GELU_K0 * x * (1.0 + GELU_K1 * x * x)))
+            return g * a if kind == "geluscaling" else g
+        if kind == "sigmoid":
+            return 1.0 / (1.0 + np.exp(-x))
+        if kind == "silu":
+            return x / (1.0 + np.exp(-x))
+        if kind == "tanh":
+            return b * np.tanh(a * x)
+    raise ValueError(kind)
+
+
+def activate(kind: str, args: tuple[float, float], t: np.ndarray, err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """act(t) and its error bound: the input's error through the slope, plus the f32 sequence's own
+    error (exp/rcp approximations, rounding of the exponent's argument) relative to input and output."""
+    out = activation_value(kind, args, t)
+    new_err = _lipschitz(kind, args) * err + (np.abs(out) + np.abs(t) + abs(args[1])) * 2.0 ** -18
+    if kind == "clippedrelu":
+        # near the threshold the kernel may land on either side
+        near = np.abs(t - args[0]) <= err
+        new_err = np.where(near, np.maximum(new_err, np.abs(np.minimum(args[1], t)) + new_err), new_err)
+    return out, new_err

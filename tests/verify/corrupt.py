@@ -1,0 +1,49 @@
+"""Ways to break a built library on purpose: edit a placeholder `.dat` entry, or patch one instruction
+word of a kernel in its code object."""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from elftools.elf.elffile import ELFFile
+
+from tensile_lite.codeobj.toolchain import Toolchain
+from tensile_lite.emu.disasm import disassemble
+from tensile_lite.library.formats import detect_format, encode, read_dat
+
+
+def placeholder(out: Path, arch: str, contains: str) -> Path:
+    """The placeholder `.dat` of `arch` whose name contains `contains`."""
+    found = sorted(p for p in (out / "library").glob(f"TensileLibrary_*{contains}*_{arch}.dat"))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def edit_entries(dat: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Apply `change` to every solution entry of a placeholder library, keeping its format."""
+    doc = read_dat(dat)
+    for entry in doc["solutions"]:
+        change(entry)
+    dat.write_bytes(encode(doc, detect_format(dat)))
+
+
+def patch_instruction(toolchain: Toolchain, co: Path, kernel: str, pattern: str, opcode: int) -> str:
+    """Give the first VOP2 instruction of `kernel` whose text matches `pattern` the opcode `opcode`;
+    returns the instruction's new text as llvm-objdump reads it back."""
+    dis = disassemble(toolchain, co)
+    start = dis.symbols[kernel]
+    later = [a for name, a in dis.symbols.items() if a > start and not name.startswith("label_")]
+    end = min(later) if later else 1 << 64
+    line = next(ln for ln in dis.lines_in(start, end) if re.fullmatch(pattern, ln.text))
+    with co.open("rb") as f:
+        text = ELFFile(f).get_section_by_name(".text").header
+    data = bytearray(co.read_bytes())
+    offset = line.address - text.sh_addr + text.sh_offset
+    assert struct.unpack_from("<I", data, offset)[0] == line.words[0]
+    struct.pack_into("<I", data, offset, (line.words[0] & ~(0x3F << 25)) | (opcode << 25))  # VOP2 opcode bits
+    co.write_bytes(bytes(data))
+    return next(ln.text for ln in disassemble(toolchain, co).lines if ln.address == line.address)

@@ -1,0 +1,267 @@
+"""The verifier's parts without an emulator run: element rounding, tile orders, the reference and its
+tolerance, problem sizing under predicates, and the runtime's view of a `.dat` entry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tensile_lite.asm.gemm import GemmProblem, internal_args, pack_kernel_args
+from tensile_lite.library.solution_entry import solution_entry
+from tensile_lite.model import DataType, Params, ProblemType, Solution
+from tensile_lite.verify import epilogue, runtime_args
+from tensile_lite.verify.elements import ELEMENTS
+from tensile_lite.verify.errors import NotVerifiable
+from tensile_lite.verify.mapping import ROW_MAJOR, Grid, TileOrder, launch_table, representative_tiles
+from tensile_lite.verify.predicates import Call, evaluate
+from tensile_lite.verify.problems import cases
+from tensile_lite.verify.reference import expected
+from tensile_lite.verify.runner import case_rng
+from tensile_lite.verify.runtime_view import from_model, runtime_solution
+from tensile_lite.verify.tensors import make_tensor
+
+
+def _problem_type(data: str = "H", dest: str = "H", trans_a: bool = False, trans_b: bool = True,
+                  batched: bool = True, **extra: Any) -> ProblemType:
+    raw: dict[str, Any] = {"OperationType": "GEMM", "DataType": data, "DestDataType": dest, "ComputeDataType": "S",
+                           "HighPrecisionAccumulate": data != "S", "TransposeA": trans_a, "TransposeB": trans_b,
+                           "Batched": batched, "UseBeta": True, **extra}
+    if not batched:
+        raw.update(NumIndicesC=2, IndexAssignmentsA=[2, 0] if trans_a else [0, 2],
+                   IndexAssignmentsB=[1, 2] if trans_b else [2, 1])
+    return ProblemType.from_params(Params.from_mapping(raw))
+
+
+def _solution(pt: ProblemType, **tuning: Any) -> Solution:
+    raw: dict[str, Any] = {
+        "KernelLanguage": "Assembly", "MatrixInstruction": [16, 16, 16, 1], "MIWaveTile": [2, 1],
+        "MIWaveGroup": [2, 2], "WorkGroup": [16, 16, 1], "ThreadTile": [1, 1], "DepthU": 32, "WavefrontSize": 64,
+        "GlobalSplitU": 1, "WorkGroupMapping": 8, "StaggerU": 0, "SolutionIndex": 0, **tuning,
+    }
+    return Solution.from_params(pt, Params.from_mapping(raw), "gfx942", 0)
+
+
+def _entry(sol: Solution) -> dict[str, Any]:
+    return solution_entry(sol, index=7, kernel_name="k", name="k_sol", arch="gfx942", cu_count=None)
+
+
+# ---- elements -------------------------------------------------------------------------------------
+def test_rounding_matches_hardware_conversions() -> None:
+    x = np.random.default_rng(1).normal(scale=3.0, size=4000)
+    assert np.array_equal(ELEMENTS[DataType.H].round(x), x.astype(np.float16).astype(np.float64))
+    assert np.array_equal(ELEMENTS[DataType.S].round(x), x.astype(np.float32).astype(np.float64))
+    bf = ELEMENTS[DataType.B]
+    # ties go to even: 1 + 2^-8 lies halfway between 1 and 1 + 2^-7
+    assert list(bf.round(np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -(1 + 2 ** -9)]))) == [1.0, 1 + 2 ** -6, -1.0]
+    vals = bf.round(x)
+    assert np.array_equal(bf.from_bits(bf.to_bits(vals)), vals)
+    assert np.all(np.abs(vals - x) <= bf.half_ulp(np.abs(x)))
+
+
+def test_half_ulp_and_random_inputs() -> None:
+    h = ELEMENTS[DataType.H]
+    assert h.half_ulp(np.array([1.0, 1.5, 2.0 ** -20]))[0] == 2.0 ** -11
+    assert h.half_ulp(np.array([2.0 ** -20]))[0] == 2.0 ** -25  # subnormal spacing
+    a = h.random(case_rng(5, "kernel", "full"), (64, 64))
+    b = h.random(case_rng(5, "kernel", "full"), (64, 64))
+    assert np.array_equal(a, b) and np.array_equal(h.round(a), a)
+    assert not np.any((a != 0) & (np.abs(a) < 2.0 ** -14)), "no subnormal inputs"
+    assert not np.array_equal(a, h.random(case_rng(6, "kernel", "full"), (64, 64)))
+
+
+# ---- tile orders ----------------------------------------------------------------------------------
+def test_row_major_and_one_to_one_orders() -> None:
+    grid = Grid(4, 3, 2)
+    assert [ROW_MAJOR.tile(grid, (w, 0, 0)) for w in (0, 1, 4, 12, 23)] == [
+        (0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (3, 2, 1)]
+    for wgm in (2, 3, 8, -2, -5):
+        for n0, n1 in ((4, 3), (5, 7), (1, 6), (9, 1)):
+            g = Grid(n0, n1, 2)
+            order = TileOrder("wgm", wgm)
+            tiles = [order.tile(g, w) for w in g.ids()]
+            assert sorted(tiles) == sorted(ROW_MAJOR.tile(g, w) for w in g.ids()), (wgm, n0, n1)
+    # WGM 2 on a 3x3 grid: the first two workgroups walk down a column of a 2-wide block
+    g = Grid(3, 3, 1)
+    assert [TileOrder("wgm", 2).tile(g, (w, 0, 0)) for w in range(4)] == [(0, 0, 0), (0, 1, 0), (1, 0, 0),
+                                                                          (1, 1, 0)]
+
+
+def test_order_from_header_word_and_xcc() -> None:
+    order = TileOrder.from_info1(0xFFFD | (4 << 16) | (0x3FF << 22))
+    assert (order.wgm, order.xcc, order.cu) == (-3, 4, 0x3FF)
+    xcc = TileOrder("xcc", 1, xcc=2, cu=0)
+    g = Grid(4, 2, 1)
+    assert xcc.tile(g, (1, 0, 0)) == ROW_MAJOR.tile(g, (4, 0, 0))  # odd ids go to the second half
+    assert sorted(xcc.tile(g, w) for w in g.ids()) == sorted(ROW_MAJOR.tile(g, w) for w in g.ids())
+    assert len(launch_table(xcc, g)) == g.count
+
+
+def test_representative_tiles() -> None:
+    assert representative_tiles(Grid(3, 3, 2)) == [(0, 0, 0), (2, 0, 0), (0, 2, 0), (2, 2, 0), (2, 2, 1), (1, 1, 1)]
+    assert representative_tiles(Grid(1, 1, 1)) == [(0, 0, 0)]
+
+
+# ---- reference --------------------------------------------------------------------------------------
+def test_reference_follows_the_index_layout_and_beta() -> None:
+    pt = _problem_type("S", "S", trans_a=True, trans_b=False, batched=False)  # D[i,j] = sum_k A[k,i] B[k,j]
+    p = GemmProblem(3, 2, 4)
+    s = ELEMENTS[DataType.S]
+    a = make_tensor(pt, p, "A", s, np.random.default_rng(0))
+    b = make_tensor(pt, p, "B", s, np.random.default_rng(1))
+    c = make_tensor(pt, p, "C", s, np.random.default_rng(2))
+    d = make_tensor(pt, p, "D", s, None)
+    assert a.letters == "ki" and a.shape == (4, 3) and b.letters == "kj"
+    want = expected(pt, a, b, c, d.letters, d.shape, p.k, 0.5, -2.0)
+    assert np.allclose(want.exact, 0.5 * a.values.T @ b.values - 2.0 * c.values, rtol=1e-15)
+    mag = np.abs(a.values.T) @ np.abs(b.values)
+    assert np.all(want.tolerance >= (4 + 3) * 2.0 ** -24 * 0.5 * mag)
+    assert np.all(want.tolerance < 1e-5)
+    zero_beta = expected(pt, a, b, None, d.letters, d.shape, p.k, 0.5, 0.0)
+    assert np.allclose(zero_beta.exact, 0.5 * a.values.T @ b.values, rtol=1e-15)
+
+
+def test_integer_reference_wraps_and_saturates() -> None:
+    pt = ProblemType.from_params(Params.from_mapping({
+        "OperationType": "GEMM", "DataType": "I8", "DestDataType": "I8", "ComputeDataType": "I",
+        "HighPrecisionAccumulate": True, "TransposeA": False, "TransposeB": False, "Batched": True}))
+    p = GemmProblem(2, 2, 3)
+    i8 = ELEMENTS[DataType.I8]
+    a = make_tensor(pt, p, "A", i8, np.random.default_rng(0))
+    b = make_tensor(pt, p, "B", i8, np.random.default_rng(1))
+    d = make_tensor(pt, p, "D", i8, None)
+    want = expected(pt, a, b, None, d.letters, d.shape, p.k, 50, 0)
+    raw = 50 * np.einsum("ilk,ljk->ijk", a.values, b.values)
+    assert np.array_equal(want.exact, np.clip(raw, -128, 127)) and not want.tolerance.any()
+
+
+# ---- problems and predicates -----------------------------------------------------------------------
+def _predicate(*parts: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "And", "value": list(parts)}
+
+
+def test_cases_cover_the_required_shapes() -> None:
+    rs = runtime_solution(_entry(_solution(_problem_type())), "gfx942")
+    todo, notes = cases(rs, _entry(_solution(_problem_type())).get("problemPredicate"))
+    by = {c.name: c for c in todo}
+    assert list(by) == ["full", "edges", "small", "alpha0", "k0"] and notes == []
+    mt0, mt1 = rs.solution.macro_tile
+    edges = by["edges"].problem
+    assert edges.m % mt0 and edges.n % mt1 and edges.m > 2 * mt0 and edges.n > 2 * mt1
+    assert edges.k % rs.solution.depth_u and edges.batch == 2 and edges.strides_a is not None
+    assert by["full"].beta == 0 and by["edges"].beta != 0 and by["alpha0"].alpha == 0 and by["k0"].problem.k == 0
+    assert by["small"].problem.m < mt0 and by["small"].problem.k < rs.solution.depth_u
+
+
+def test_cases_respect_size_predicates() -> None:
+    rs = runtime_solution(_entry(_solution(_problem_type())), "gfx942")
+    pred = _predicate({"type": "Free0SizeMultiple", "index": 0, "value": 8},
+                      {"type": "BoundSizeMultiple", "index": -1, "value": 32},
+                      {"type": "LeadingFree1SizesGreaterOrEqual", "value": 40},
+                      {"type": "BetaZero"}, {"type": "MysteryCheck", "value": 1})
+    todo, notes = cases(rs, pred)
+    assert todo and all(c.problem.m % 8 == 0 and c.problem.k % 32 == 0 and c.problem.n >= 40 and c.beta == 0
+                        for c in todo)
+    assert any("no K tail" in n for n in notes)
+    unknown: set[str] = set()
+    assert evaluate(pred, Call(rs.problem_type, todo[0].problem, 0.0), unknown) and unknown == {"MysteryCheck"}
+    assert not evaluate(pred, Call(rs.problem_type, GemmProblem(12, 64, 64, 1), 0.0), set())
+
+
+# ---- the runtime's view of a .dat entry ----------------------------------------------------------------
+@pytest.mark.parametrize("data, dest, trans_a, trans_b, batched", [
+    ("H", "H", False, True, True), ("S", "S", True, False, True), ("B", "S", True, True, False),
+    ("H", "S", False, False, True)])
+def test_runtime_view_packs_like_the_solution(data: str, dest: str, trans_a: bool, trans_b: bool,
+                                              batched: bool) -> None:
+    sol = _solution(_problem_type(data, dest, trans_a, trans_b, batched), StaggerU=4, StaggerUStride=1024,
+                    WorkGroupMapping=-3, WorkGroupMappingXCC=2)
+    rs = runtime_solution(_entry(sol), "gfx942")
+    assert rs.solution.macro_tile == sol.macro_tile and rs.solution.num_threads == sol.num_threads
+    assert rs.problem_type.name == sol.problem_type.name
+    problem = GemmProblem(77, 45, 19, 3 if batched else 1)
+    buffers = {"A": 0x1000, "B": 0x2000, "C": 0x3000, "D": 0x4000}
+    assert pack_kernel_args(rs.solution, problem, buffers, 1.5, -0.5) == \
+        pack_kernel_args(sol, problem, buffers, 1.5, -0.5)
+
+
+def test_runtime_view_rejects_what_it_cannot_rebuild() -> None:
+    entry = _entry(_solution(_problem_type()))
+    entry["problemType"]["operationIdentifier"] = "Convolution_x"
+    with pytest.raises(NotVerifiable, match="Convolution_x"):
+        runtime_solution(entry, "gfx942")
+
+
+def test_runtime_header_follows_the_declared_support() -> None:
+    sol = _solution(_problem_type(), StaggerU=4, StaggerUStride=1024, WorkGroupMapping=-3, WorkGroupMappingXCC=2,
+                    GlobalSplitUCoalesced=1)
+    entry = _entry(sol)
+    problem = GemmProblem(77, 45, 19, 2)
+    buffers = {"A": 0x1000, "B": 0x2000, "C": 0x3000, "D": 0x4000}
+    v2 = runtime_solution(entry, "gfx942")
+    # version 2 with everything supported: what the writer's packer sends, with the device's CU count
+    assert runtime_args.header_words(v2) == internal_args(sol, cu_count=runtime_args.CU_COUNTS["gfx942"])
+    assert runtime_args.tile_order(v2).wgm == -3 and runtime_args.tile_order(v2).xcc == 2
+    entry["internalArgsSupport"].update(version=1)
+    v1 = runtime_solution(entry, "gfx942")
+    info0, info1 = runtime_args.header_words(v1)
+    assert info1 == (-3) & 0xFFFFFFFF and not info0 & (1 << 15)  # WGM alone, no GSUC bit before version 2
+    assert runtime_args.tile_order(v1).wgm == -3 and runtime_args.tile_order(v1).xcc == 1
+    entry["internalArgsSupport"].update(version=2, wgm=False, staggerU=False)
+    bare = runtime_solution(entry, "gfx942")
+    assert runtime_args.header_words(bare) == (1 | (1 << 15), 0)
+    entry["internalArgsSupport"].update(version=0)
+    v0 = runtime_solution(entry, "gfx942")
+    full = runtime_args.pack(v2, problem, buffers, 1.0, 0.5)
+    short = runtime_args.pack(v0, problem, buffers, 1.0, 0.5)
+    assert len(short) == len(full) - 8 and short[8:] == full[16:]
+    assert [name for name, _, _ in runtime_args.layout(v0)][:3] == ["Gemm info", "kernel info0", "SizesFree0"]
+    entry["internalArgsSupport"].update(useUniversalArgs=False)
+    with pytest.raises(NotVerifiable, match="legacy"):
+        runtime_args.layout(runtime_solution(entry, "gfx942"))
+
+
+def test_cd_strides_equal_keeps_c_and_d_alike() -> None:
+    rs = runtime_solution(_entry(_solution(_problem_type())), "gfx942")
+    pt = rs.problem_type
+    free, _ = cases(rs, None)
+    tied, _ = cases(rs, _predicate({"type": "CDStridesEqual"}))
+    edges = next(c.problem for c in free if c.name == "edges")
+    assert edges.tensor_strides(pt, "C") != edges.tensor_strides(pt, "D")
+    edges = next(c.problem for c in tied if c.name == "edges")
+    assert edges.tensor_strides(pt, "C") == edges.tensor_strides(pt, "D")
+
+
+def test_from_model_goes_through_the_library_entry() -> None:
+    sol = _solution(_problem_type("B", "S", True, False), WorkGroupMapping=4)
+    rs = from_model(sol)
+    assert rs.solution.macro_tile == sol.macro_tile and rs.size_mapping["workGroupMapping"] == 4
+    assert rs.problem_type.name == sol.problem_type.name
+
+
+def test_epilogue_inputs_and_their_reference() -> None:
+    pt = _problem_type("S", "S", UseBias=3, UseScaleAlphaVec=3, UseScaleAB="Scalar", UseScaleCD=True,
+                       BiasDataTypeList=["S", "H"], Activation=True, ActivationType="hipblaslt_all")
+    p = GemmProblem(5, 3, 4, 2)
+    s = ELEMENTS[DataType.S]
+    ep_m = epilogue.make(pt, p, "full", np.random.default_rng(0))      # factor dimension M, bias type S
+    ep_n = epilogue.make(pt, p, "edges", np.random.default_rng(0))     # factor dimension N, bias type H
+    assert ep_m.args.factor_dim == 0 and ep_m.args.bias_type is DataType.S and ep_m.args.stride_bias == 5
+    assert ep_n.args.factor_dim == 1 and ep_n.args.bias_type is DataType.H and ep_n.args.stride_bias == 3
+    assert ep_m.buffers["bias"].size == 2 * 5 and ep_n.buffers["bias"].dtype == np.uint16
+    assert set(ep_m.buffers) == {"scaleA", "scaleB", "scaleC", "scaleD", "scaleAlphaVec", "bias"}
+    a = make_tensor(pt, p, "A", s, np.random.default_rng(1))
+    b = make_tensor(pt, p, "B", s, np.random.default_rng(2))
+    c = make_tensor(pt, p, "C", s, np.random.default_rng(3))
+    d = make_tensor(pt, p, "D", s, None)
+    want = expected(pt, a, b, c, d.letters, d.shape, p.k, 1.5, -0.5, ep_n)
+    alpha_vec = s.from_bits(ep_n.buffers["scaleAlphaVec"])  # along N
+    bias = ELEMENTS[DataType.H].from_bits(ep_n.buffers["bias"]).reshape(2, 3)  # [batch, n]
+    for i, j, batch in ((0, 0, 0), (4, 2, 1), (2, 1, 1)):
+        acc = sum(a.values[i, q, batch] * b.values[j, q, batch] for q in range(4))
+        t = 1.5 * ep_n.scale_a * ep_n.scale_b * alpha_vec[j] * acc - 0.5 * ep_n.scale_c * c.values[i, j, batch]
+        assert want.exact[i, j, batch] == pytest.approx((t + bias[batch, j]) * ep_n.scale_d, rel=1e-12)
+    with pytest.raises(NotVerifiable, match="E output"):
+        epilogue.check_supported(_problem_type("S", "S", UseE=True))
+    assert epilogue.make(_problem_type(), p, "full", np.random.default_rng(0)) is None
