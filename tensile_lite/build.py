@@ -76,7 +76,14 @@ def report_unsupported(logic: list[LogicFile], unsupported: Callable[[Solution],
             first = next(iter(missing))
             raise BuildError(f"{msg}; first: {first[0]} solution position {first[1]} "
                              f"({', '.join(missing[first])}); drop --strict to build the rest")
-        log(1, f"warning: {msg}; they are left out of the library (use --strict to fail instead)")
+        log(1, f"warning: {msg}; they are left out of the library (use --strict to fail instead; "
+               "--verbose 2 names each)")
+        # One line per solution, so a packager can tell exactly which tuned sizes lose their kernel.
+        for lf in logic:
+            for pos, sol in enumerate(lf.solutions):
+                if (lf.path, pos) in missing:
+                    log(2, f"left out: {lf.path} solution position {pos} "
+                           f"(SolutionIndex {sol.index}, {sol.name or 'unnamed'}): {', '.join(missing[(lf.path, pos)])}")
     return missing
 
 
@@ -126,7 +133,8 @@ def build_library(req: TclRequest, staging: Path, log: Log,
             files += [file_name(ap.master_name, req.library_format)]
             files += [file_name(p.name, req.library_format) for p in ap.placeholders]
             files += [f"Kernels.so-000-{ap.arch}.hsaco"] + [f"{p.name}.co" for p in ap.placeholders if p.solutions]
-        return BuildSummary(tuple(files), 0, 0, 0, tuple(a.arch for a in plan.archs))
+        return BuildSummary(tuple(files), sum(len(lf.solutions) for lf in logic),
+                            sum(ap.solution_count for ap in plan.archs), 0, tuple(a.arch for a in plan.archs))
 
     toolchains = {ap.arch: find_toolchain_for(ap.arch, req.assembler, req.linker) for ap in plan.archs}
     for arch, tc in toolchains.items():

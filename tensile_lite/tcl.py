@@ -36,7 +36,11 @@ def run(req: TclRequest) -> int:
     staging = Path(tempfile.mkdtemp(prefix=".tensile-lite-staging-", dir=out))
     try:
         summary = build_library(req, staging, log=lambda level, msg: _log(req, level, msg))
-        _publish(staging, out / "library", summary.files)
+        if req.manifest_only:  # the files it lists are not made: only the stamp is written
+            (out / "library").mkdir(parents=True, exist_ok=True)
+            _write_manifest(out / "library", summary.files)
+        else:
+            _publish(staging, out / "library", summary.files)
         kept = staging / "build_tmp"
         if kept.is_dir():  # --keep-build-tmp: the kernels' .s and .o, for debugging
             shutil.rmtree(out / "build_tmp", ignore_errors=True)
@@ -55,6 +59,11 @@ def _publish(staging: Path, library: Path, files: Sequence[str]) -> None:
     manifest.unlink(missing_ok=True)  # an old stamp must not survive a half-replaced library
     for name in files:
         os.replace(staging / "library" / name, library / name)
+    _write_manifest(library, files)
+
+
+def _write_manifest(library: Path, files: Sequence[str]) -> None:
+    manifest = library / "TensileManifest.txt"
     tmp = library / f".TensileManifest.txt.tmp-{os.getpid()}"
     tmp.write_text("".join(f"{(library / name).resolve()}\n" for name in files))
     os.replace(tmp, manifest)

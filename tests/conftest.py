@@ -13,3 +13,14 @@ def toolchain() -> Toolchain:
         return find_toolchain()
     except ToolchainError as exc:
         pytest.skip(str(exc))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked slow (emulator and assembler sweeps, whole-library verification) run only when
+    asked for with `-m slow`, so the default run stays within the README's time budget."""
+    if "slow" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="long sweep; run with -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

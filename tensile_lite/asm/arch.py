@@ -77,6 +77,13 @@ class Arch:
     dpp_row_bcast: bool             # row_bcast:15/31 exist on gfx9 only
     hazards: Hazards = attrs.field(repr=False)
     matrix: tuple[MatrixInstruction, ...] = attrs.field(eq=False, repr=False)
+    # gfx940/gfx941 need sc1 on every global store for coherence (upstream's ForceStoreSC1 arch
+    # capability; gfx942 and later do not)
+    force_store_sc1: bool = False
+    # The command processor can copy leading kernarg dwords into user SGPRs (descriptor field
+    # kernarg_preload; AMDGPUUsage "Preloaded Kernel Arguments"). LLVM accepts the directives on
+    # gfx90a too; hipBLASLt enables the feature on gfx940 and later only, so do we.
+    kernarg_preload: bool = False
 
     def __reduce__(self) -> tuple[object, tuple[str]]:
         # one record per target: unpickling looks it up again (its tables are read-only proxies)
@@ -159,7 +166,7 @@ _SRD_GFX12 = (32 << 12) | (3 << 28)
 
 def _cdna(name: str, version: tuple[int, int, int], family: str, tags: set[str], *,
           unified: bool, hazards: Hazards, fp8: str | None, cache: Mapping[str, str],
-          lds: int = 65536) -> Arch:
+          lds: int = 65536, force_store_sc1: bool = False) -> Arch:
     all_tags = frozenset(tags | {"all", "gfx9", "cdna", name})
     return Arch(
         name=name, version=version, family=family, tags=all_tags, wavefront_size=64,
@@ -170,7 +177,8 @@ def _cdna(name: str, version: tuple[int, int, int], family: str, tags: set[str],
         cache_bits=cache, temporal_hints=False, constant_bus_limit=1, vop3_literal=False,
         null_register=False, smem_offset=(-(1 << 20), (1 << 20) - 1), mubuf_offset=(0, 4095),
         global_offset=(-4096, 4095), mubuf_soffset_inline=True, fp8_format=fp8, dpp_row_bcast=True,
-        hazards=hazards, matrix=matrix_instructions_for(all_tags))
+        hazards=hazards, matrix=matrix_instructions_for(all_tags), force_store_sc1=force_store_sc1,
+        kernarg_preload="gfx94x+" in all_tags)
 
 
 def _rdna(name: str, version: tuple[int, int, int], family: str, tags: set[str]) -> Arch:
@@ -201,9 +209,9 @@ ARCHS: Mapping[str, Arch] = MappingProxyType({a.name: a for a in (
     _cdna("gfx90a", (9, 0, 10), "CDNA2", {"gfx90a", "gfx90a+"}, unified=True, hazards=_GFX9_HAZARDS,
           fp8=None, cache=_CACHE_GFX9),
     _cdna("gfx940", (9, 4, 0), "CDNA3", _CDNA3, unified=True, hazards=_GFX94_HAZARDS, fp8="fnuz",
-          cache=_CACHE_GFX94),
+          cache=_CACHE_GFX94, force_store_sc1=True),
     _cdna("gfx941", (9, 4, 1), "CDNA3", _CDNA3, unified=True, hazards=_GFX94_HAZARDS, fp8="fnuz",
-          cache=_CACHE_GFX94),
+          cache=_CACHE_GFX94, force_store_sc1=True),
     _cdna("gfx942", (9, 4, 2), "CDNA3", _CDNA3, unified=True, hazards=_GFX94_HAZARDS, fp8="fnuz",
           cache=_CACHE_GFX94),
     # gfx950 (CDNA4): 160 KiB of LDS per workgroup, OCP fp8, no xf32.

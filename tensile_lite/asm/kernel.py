@@ -31,6 +31,10 @@ BY_VALUE = "by_value"
 GLOBAL_BUFFER = "global_buffer"
 # amdhsa.version per code object version: upstream writes [1,1] for v4 and [1,2] for v5; v6 is [1,3].
 METADATA_VERSIONS: Mapping[int, tuple[int, int]] = {4: (1, 1), 5: (1, 2), 6: (1, 3)}
+# The hardware initialises at most 16 user SGPRs (USER_SGPR_COUNT); the kernarg pointer takes two.
+MAX_USER_SGPRS = 16
+KERNARG_POINTER_SGPRS = 2
+MAX_KERNARG_PRELOAD = MAX_USER_SGPRS - KERNARG_POINTER_SGPRS
 
 _SYMBOL = re.compile(r"^[A-Za-z_][A-Za-z0-9_.$]*$")
 
@@ -114,6 +118,10 @@ class KernelSpec:
     wavefront_size: int | None = None  # None: the target's
     float_denorm_mode_32: int = 3
     float_denorm_mode_16_64: int = 3
+    # Leading kernarg dwords the hardware copies into s[2:2+n] before the first instruction (0:
+    # none). Such a kernel must begin with `preload.compat_block`: firmware with the feature starts
+    # it 256 bytes past the entry, older firmware at the entry.
+    kernarg_preload: int = 0
     # extra top-level metadata maps, e.g. {"custom.config": {"InternalSupportParams": {...}}}
     extra_metadata: Mapping[str, Any] | None = attrs.field(default=None, eq=False)
 
@@ -135,6 +143,15 @@ class KernelSpec:
                            f"multiple of the wavefront size {wave}")
         if not self.workgroup_ids[0]:
             raise AsmError(f"kernel {self.name}: workgroup id x cannot be disabled")
+        n = self.kernarg_preload
+        if n:
+            if not a.kernarg_preload:
+                raise AsmError(f"kernel {self.name}: {a.name} cannot preload kernel arguments into SGPRs")
+            # dwords past the declared arguments were never written by the runtime
+            dwords = -(-self.layout.size // 4)
+            if not 0 < n <= min(MAX_KERNARG_PRELOAD, dwords):
+                raise AsmError(f"kernel {self.name}: kernarg preload of {n} dwords must be 1..{MAX_KERNARG_PRELOAD} "
+                               f"and within the {dwords} dwords of arguments")
 
     @property
     def wave(self) -> int:
@@ -144,6 +161,11 @@ class KernelSpec:
     def layout(self) -> ArgumentLayout:
         return pack_arguments(self.arguments)
 
+    @property
+    def user_sgprs(self) -> int:
+        """User SGPRs at entry: the kernarg pointer, then the preloaded dwords."""
+        return KERNARG_POINTER_SGPRS + self.kernarg_preload
+
 
 @attrs.frozen(slots=True)
 class EntryRegisters:
@@ -152,31 +174,36 @@ class EntryRegisters:
     kernarg: Reg                          # s[0:1]: the kernel-argument segment pointer
     workgroup_ids: tuple[Reg | None, ...]  # x, y, z system SGPRs (None when not enabled)
     workitem_id: Reg                      # v0: flat workitem id within the workgroup
+    preloaded: Reg | None = None          # s[2:2+n]: kernarg dwords 0..n-1 (None without preload)
 
 
 def reserve_entry_registers(spec: KernelSpec, regs: Registers) -> EntryRegisters:
-    """Claim the entry SGPRs/VGPR in the allocator: s[0:1], then one SGPR per enabled workgroup id,
-    then v0 (the SGPR order is fixed by the hardware: user SGPRs first, then system SGPRs)."""
+    """Claim the entry SGPRs/VGPR in the allocator: s[0:1], the preloaded dwords, then one SGPR per
+    enabled workgroup id, then v0 (the SGPR order is fixed by the hardware: user SGPRs first, then
+    system SGPRs)."""
     kernarg = regs.s.reserve(0, 2, "kernarg")
+    n = spec.kernarg_preload
+    preloaded = regs.s.reserve(KERNARG_POINTER_SGPRS, n, "kernarg_preload") if n else None
     ids: list[Reg | None] = []
-    nxt = 2
+    nxt = spec.user_sgprs
     for axis, enabled in zip("xyz", spec.workgroup_ids, strict=True):
         if enabled:
             ids.append(regs.s.reserve(nxt, 1, f"workgroup_id_{axis}"))
             nxt += 1
         else:
             ids.append(None)
-    return EntryRegisters(kernarg, tuple(ids), regs.v.reserve(0, 1, "workitem_id"))
+    return EntryRegisters(kernarg, tuple(ids), regs.v.reserve(0, 1, "workitem_id"), preloaded)
 
 
 def entry_registers(spec: KernelSpec) -> EntryRegisters:
     """The entry registers without an allocator (for readers such as the emulator)."""
     ids: list[Reg | None] = []
-    nxt = 2
+    nxt = spec.user_sgprs
     for enabled in spec.workgroup_ids:
         ids.append(sgpr(nxt) if enabled else None)
         nxt += int(enabled)
-    return EntryRegisters(sgpr(0, 2), tuple(ids), vgpr(0))
+    n = spec.kernarg_preload
+    return EntryRegisters(sgpr(0, 2), tuple(ids), vgpr(0), sgpr(KERNARG_POINTER_SGPRS, n) if n else None)
 
 
 def _symbol_lines(spec: KernelSpec) -> list[str]:
@@ -225,6 +252,12 @@ def descriptor_lines(spec: KernelSpec, counts: RegisterCounts) -> list[str]:
         f".amdhsa_kernel {n}",
         "  .amdhsa_user_sgpr_kernarg_segment_ptr 1",
     ]
+    if spec.kernarg_preload:
+        lines += [
+            f"  .amdhsa_user_sgpr_count {spec.user_sgprs}",
+            f"  .amdhsa_user_sgpr_kernarg_preload_length {spec.kernarg_preload}",
+            "  .amdhsa_user_sgpr_kernarg_preload_offset 0",
+        ]
     if a.unified_vgprs:
         lines.append(f"  .amdhsa_accum_offset {c['accum_offset']}")
     lines += [

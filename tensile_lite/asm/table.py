@@ -255,7 +255,8 @@ _DS_READS = (("b32", "b32", 1), ("b64", "b64", 2), ("b96", "b96", 3), ("b128", "
              ("u16", "u16", 1), ("u16_d16", "u16_d16", 1), ("u16_d16_hi", "u16_d16_hi", 1),
              ("u8", "u8", 1))
 _DS_WRITES = (("b32", "b32", 1), ("b64", "b64", 2), ("b96", "b96", 3), ("b128", "b128", 4),
-              ("b16", "b16", 1), ("b8", "b8", 1), ("b16_d16_hi", "b16_d16_hi", 1))
+              ("b16", "b16", 1), ("b8", "b8", 1), ("b16_d16_hi", "b16_d16_hi", 1),
+              ("b8_d16_hi", "b8_d16_hi", 1))
 
 ROWS_MEMORY: tuple[Row, ...] = (
     *(R(f"buffer_load_{old}", MUBUF, f"vd:{n} baddr srd soff", "gfx9", f"gfx11+=buffer_load_{new}",
@@ -267,6 +268,16 @@ ROWS_MEMORY: tuple[Row, ...] = (
       flags=("atomic",)),
     R("buffer_atomic_cmpswap", MUBUF, "vv:2 baddr srd soff", "gfx9", "gfx11+=buffer_atomic_cmpswap_b32",
       mods=(M_BUF,), mem=STORE, flags=("atomic",)),
+    # returning atomic (the old value comes back in vdata; glc / sc0 asks for it): split-K counters
+    # (gfx12 spells the return request as a temporal hint these modifiers do not model: no modifiers there)
+    Row("buffer_atomic_dec", MUBUF, ("vd", "baddr", "srd", "soff"),
+        (Variant("gfx9", "buffer_atomic_dec"), Variant("gfx11", "buffer_atomic_dec_u32"),
+         Variant("gfx12", "buffer_atomic_dec_u32", mods=())), (M_BUF,), LOAD),
+    # the agent-scope release / acquire of the memory model where L2 is per XCD (write back dirty lines,
+    # invalidate stale ones), and gfx90a's acquire (invalidate the CU's L1)
+    R("buffer_wbl2_sc1", SOPP, "", "gfx94x+=buffer_wbl2 sc1", mem=STORE),
+    R("buffer_inv_sc1", SOPP, "", "gfx94x+=buffer_inv sc1"),
+    R("buffer_wbinvl1_vol", SOPP, "", "gfx908", "gfx90a"),
     *(R(f"global_load_{old}", GLOBAL, f"vd:{n} gaddr gsaddr", "gfx9", f"gfx11+=global_load_{new}",
         mods=(M_GLB,), mem=LOAD) for old, new, n in _GLB_LOADS),
     *(R(f"global_store_{old}", GLOBAL, f"gaddr vv:{n} gsaddr", "gfx9", f"gfx11+=global_store_{new}",

@@ -17,9 +17,13 @@ DESCRIPTION = (
     "dimensions, K not a multiple of DepthU, batch > 1, beta zero and non-zero, alpha zero, K zero), run "
     "them on the emulator with the arguments the runtime would pack, and compare D with a float64 numpy "
     "reference within a per-type tolerance (the worst-case accumulation error of the compute type, "
-    "(K+3)*u*|alpha|*sum|a*b| + 2u*|beta*c|, plus half an ulp of D's type). Large problems run only their "
-    "corner, edge and one interior tile. Kernels the verifier or the emulator cannot handle are reported as "
-    "skipped with the reason. Exit status: 0 when nothing failed, 1 when a kernel failed, 2 on unusable input."
+    "(K+3)*u*|alpha|*sum|a*b| + 2u*|beta*c|, plus half an ulp of D's type; xf32 kernels add their inputs' "
+    "rounding, 2*2^-11*|alpha|*sum|a*b|). Large problems run only their "
+    "corner, edge and one interior tile. Grouped-GEMM kernels run those problems as the GEMMs of one launch "
+    "through the library's argument table (argType 1) and one through hipBLASLt's UserArguments (argType 2, "
+    "when the problem type supports them), each GEMM checked against its own reference. Kernels the verifier "
+    "or the emulator cannot handle are reported as skipped with the reason. Exit status: 0 when nothing "
+    "failed, 1 when a kernel failed, 2 on unusable input."
 )
 
 

@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 
 from tensile_lite.codeobj.elf import CodeObjectInfo, read_code_object
-from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain
+from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
 from tensile_lite.emu.access import Ctx
 from tensile_lite.emu.arch import ArchInfo, arch_info, gfx_from_e_flags, gfx_from_target
 from tensile_lite.emu.descriptor import KernelDescriptor
@@ -37,6 +37,9 @@ from tensile_lite.errors import BuildError
 _WHOLE_TEXT_LIMIT = 1 << 20
 _KERNARG_SLACK = 256  # kernels bulk-load kernargs with wide s_loads that read past the last argument
 _POISON_BYTE = 0xAD
+# Firmware that preloads kernel arguments starts the wave this many bytes past the entry
+# (AMDGPUUsage, "Preloaded Kernel Arguments"); older firmware starts at the entry.
+_PRELOAD_ENTRY_SKIP = 256
 
 
 @attrs.frozen(slots=True)
@@ -69,7 +72,9 @@ class Emulator:
 
     def __init__(self, code_object: str | Path, *, toolchain: Toolchain | None = None,
                  check_hazards: bool = True, lds_races: bool = True, lds_out_of_bounds: str = "error",
-                 max_instructions_per_wave: int = 50_000_000) -> None:
+                 max_instructions_per_wave: int = 50_000_000, kernarg_preload: bool = True) -> None:
+        """`kernarg_preload`: the emulated firmware preloads kernel arguments into SGPRs where a
+        kernel's descriptor asks (False: firmware without the feature; `launch` can override)."""
         if lds_out_of_bounds not in ("error", "hardware"):
             raise LaunchError("lds_out_of_bounds must be 'error' or 'hardware'")
         self.path = Path(code_object)
@@ -78,6 +83,7 @@ class Emulator:
         self.lds_races = lds_races
         self.lds_out_of_bounds = lds_out_of_bounds
         self.max_instructions = max_instructions_per_wave
+        self.kernarg_preload = kernarg_preload
         try:
             self.info: CodeObjectInfo = read_code_object(self.path)
         except BuildError as exc:
@@ -101,7 +107,8 @@ class Emulator:
     @property
     def toolchain(self) -> Toolchain:
         if self._toolchain is None:
-            self._toolchain = find_toolchain()
+            # the first toolchain that knows the target (gfx940/941 need an LLVM older than 21)
+            self._toolchain = find_toolchain_for(self.gfx)
         return self._toolchain
 
     def kernel_names(self) -> tuple[str, ...]:
@@ -165,9 +172,12 @@ class Emulator:
     # -------------------------------------------------------------------------------------------
     def launch(self, kernel: str, *, grid: tuple[int, int, int], block: tuple[int, int, int],
                kernargs: bytes, memory: DeviceMemory, dynamic_lds: int = 0,
-               workgroups: Iterable[tuple[int, int, int]] | None = None) -> LaunchStats:
+               workgroups: Iterable[tuple[int, int, int]] | None = None,
+               preload: bool | None = None) -> LaunchStats:
         """Run `kernel` on a grid of `grid` workgroups of `block` work-items (hipModuleLaunchKernel's
-        gridDim/blockDim), or only the listed `workgroups` of that grid."""
+        gridDim/blockDim), or only the listed `workgroups` of that grid. `preload` says whether the
+        firmware preloads kernel arguments (None: the emulator's `kernarg_preload`); it matters only
+        for kernels whose descriptor asks for it."""
         image = self.kernel(kernel)
         desc = image.descriptor
         grid = _dims(grid, "grid")
@@ -192,6 +202,10 @@ class Emulator:
         segment = np.full(max(kernarg_size, len(kernargs)) + _KERNARG_SLACK, _POISON_BYTE, dtype=np.uint8)
         segment[:len(kernargs)] = np.frombuffer(bytes(kernargs), dtype=np.uint8)
         kernarg_addr = memory.alloc(segment, align=64)
+        preloading = desc.kernarg_preload_dwords > 0 and (self.kernarg_preload if preload is None else preload)
+        # the hardware copies from the segment as the kernel's own loads would see it
+        source = segment.tobytes() if preloading else None
+        first_pc = _preloaded_start(image) if preloading else 0
         dispatch_addr = memory.alloc(_dispatch_packet(grid, block, desc, kernarg_addr), align=64)
         ids = list(workgroups) if workgroups is not None else [
             (x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
@@ -203,16 +217,16 @@ class Emulator:
                 if not all(0 <= wg_id[d] < grid[d] for d in range(3)):
                     raise LaunchError(f"workgroup {wg_id} is outside the grid {grid}")
                 n, nw = self._run_workgroup(image, wg_id, block, lds_bytes, mem, kernarg_addr,
-                                            dispatch_addr, kernargs)
+                                            dispatch_addr, source, first_pc)
                 total += n
                 waves += nw
         return LaunchStats(kernel, len(ids), waves, total, time.perf_counter() - start)
 
     def _run_workgroup(self, image: KernelImage, wg_id: tuple[int, int, int], block: tuple[int, int, int],
                        lds_bytes: int, mem: MemoryContext, kernarg_addr: int, dispatch_addr: int,
-                       kernargs: bytes) -> tuple[int, int]:
+                       preload_source: bytes | None, start: int) -> tuple[int, int]:
         wg = Workgroup(wg_id, lds_bytes, self.lds_races and self.check_hazards, mem)
-        waves = _make_waves(image, wg, wg_id, block, kernarg_addr, dispatch_addr, kernargs)
+        waves = _make_waves(image, wg, wg_id, block, kernarg_addr, dispatch_addr, preload_source, start)
         while True:
             for w in waves:
                 if not w.ended and not w.at_barrier:
@@ -280,8 +294,19 @@ def _dispatch_packet(grid: tuple[int, int, int], block: tuple[int, int, int], de
                        desc.private_segment_fixed_size, desc.group_segment_fixed_size, 0, kernarg_addr, 0, 0)
 
 
+def _preloaded_start(image: KernelImage) -> int:
+    """Index of the instruction where preloading firmware starts the kernel (entry + 256 bytes)."""
+    instrs = image.program.instrs
+    target = instrs[0].address + _PRELOAD_ENTRY_SKIP if instrs else None
+    index = image.program.index_of(target) if target is not None else None
+    if index is None:
+        raise CodeObjectError(f"kernel {image.name} asks for kernarg preload but no instruction starts "
+                              f"{_PRELOAD_ENTRY_SKIP} bytes past its entry, where preloading firmware begins")
+    return index
+
+
 def _make_waves(image: KernelImage, wg: Workgroup, wg_id: tuple[int, int, int], block: tuple[int, int, int],
-                kernarg_addr: int, dispatch_addr: int, kernargs: bytes) -> list[Wave]:
+                kernarg_addr: int, dispatch_addr: int, preload_source: bytes | None, start: int) -> list[Wave]:
     desc, arch, lanes = image.descriptor, image.arch, image.lanes
     threads = block[0] * block[1] * block[2]
     nwaves = -(-threads // lanes)
@@ -291,11 +316,12 @@ def _make_waves(image: KernelImage, wg: Workgroup, wg_id: tuple[int, int, int], 
     tx, ty, tz = tid % block[0], (tid // block[0]) % block[1], tid // (block[0] * block[1])
     dims = desc.workitem_id_dims
     packed = tx | ((ty << 10) if dims >= 1 else 0) | ((tz << 20) if dims >= 2 else 0)
-    sgprs = _initial_sgprs(image, wg_id, kernarg_addr, dispatch_addr, kernargs)
+    sgprs = _initial_sgprs(image, wg_id, kernarg_addr, dispatch_addr, preload_source)
     waves = []
     for k in range(nwaves):
         w = Wave(k, lanes, vgprs, counters, wg)
         w.accum_offset = image.program.ctx.accum_offset
+        w.pc = start
         first, last = k * lanes, min((k + 1) * lanes, threads)
         w.v[: last - first, 0] = packed[first:last]
         for slot, value in sgprs.items():
@@ -310,8 +336,10 @@ def _make_waves(image: KernelImage, wg: Workgroup, wg_id: tuple[int, int, int], 
 
 
 def _initial_sgprs(image: KernelImage, wg_id: tuple[int, int, int], kernarg_addr: int, dispatch_addr: int,
-                   kernargs: bytes) -> dict[int, int]:
-    """SGPR values at wave start, in the order AMDGPUUsage gives: user SGPRs, then system SGPRs."""
+                   preload_source: bytes | None) -> dict[int, int]:
+    """SGPR values at wave start, in the order AMDGPUUsage gives: user SGPRs, then system SGPRs.
+    The preloaded kernarg dwords come from `preload_source`; None (firmware without preload) leaves
+    their SGPRs unwritten, while USER_SGPR_COUNT still places the system SGPRs after them."""
     desc = image.descriptor
     flags = desc.user_sgpr_flags
     out: dict[int, int] = {}
@@ -338,11 +366,13 @@ def _initial_sgprs(image: KernelImage, wg_id: tuple[int, int, int], kernarg_addr
     if flags["private_segment_size"]:
         put(0, 1)
     preload = desc.kernarg_preload_dwords
-    if preload:
-        raw = bytes(kernargs) + bytes(4 * (desc.kernarg_preload_offset + preload))
+    if preload and preload_source is not None:
+        raw = preload_source + bytes(4 * (desc.kernarg_preload_offset + preload))
         words = struct.unpack_from(f"<{preload}I", raw, 4 * desc.kernarg_preload_offset)
         for word in words:
             put(word, 1)
+    else:
+        n += preload
     if n > desc.user_sgpr_count:
         raise CodeObjectError(f"kernel {image.name}: the descriptor enables {n} user SGPRs but "
                               f"USER_SGPR_COUNT is {desc.user_sgpr_count}")

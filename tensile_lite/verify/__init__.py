@@ -7,7 +7,10 @@ against a float64 numpy reference.
 The pieces are usable alone: `runtime_view.runtime_solution(entry, arch)` (or `from_model(solution)`)
 gives the solution as the runtime sees it; `problems.cases` sizes the problems; `runtime_args.pack`
 packs the arguments as the runtime does; `launch.run_case(emulator, kernel, rs, Case(...), rng)` runs
-one problem and compares D; `reference.expected` is the reference with its tolerance.
+one problem and compares D; `grouped.run_group(emulator, kernel, rs, cases, arg_type, rng_of)` runs a
+grouped-GEMM kernel's cases as one launch through the argument table (argType 1) or hipBLASLt's
+UserArguments (argType 2) and compares every GEMM's D; `reference.expected` is the reference with its
+tolerance.
 """
 
 from tensile_lite.verify.errors import NotVerifiable, VerifyError

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tensile_lite.verify import epilogue, runtime_args
+from tensile_lite.verify import epilogue, grouped, runtime_args
 from tensile_lite.verify.errors import NotVerifiable
 from tensile_lite.verify.runtime_view import RuntimeSolution
 
@@ -18,12 +18,12 @@ _MULTIPLE_BUFFER_SINGLE_KERNEL = 3
 
 
 def check_launchable(rs: RuntimeSolution) -> None:
-    """NotVerifiable for launches the verifier does not drive (split-K workspaces, grouped tables, ...)."""
+    """NotVerifiable for launches the verifier does not drive (split-K workspaces, stream-K, ...)."""
     pt, sol = rs.problem_type, rs.solution
     if sol.kernel_language != "Assembly":
         raise NotVerifiable("source (HIP) kernels are not verified")
     if pt.grouped_gemm:
-        raise NotVerifiable("grouped GEMM: launched through device argument tables (argType 1/2)")
+        grouped.check_launchable(rs)
     if sol.runtime.global_split_u != 1:
         raise NotVerifiable(f"GlobalSplitU {sol.runtime.global_split_u}: split-K with a workspace")
     if rs.global_accumulation == _MULTIPLE_BUFFER_SINGLE_KERNEL:

@@ -4,11 +4,14 @@ their part of the reference (spec/epilogue_semantics.md §1.1):
     alpha' = alpha * scaleA * scaleB                  beta' = beta * scaleC
     t = alpha' * acc * scaleAVec[m] * scaleBVec[n] * scaleAlphaVec[f]
     t = t + beta' * C + bias[b * strideBias + f]
+    t = relu(t)                                       (activationType 5, some cases)
     D = cvt_D(t * scaleD)
 
 `f` is m or n, by the problem type's factor dimension (or the run-time `factorDim` argument, which the
-cases alternate). The activation selector (`all`, `hipblaslt_all`) runs with activationType 0
-(none); problem types that write E, compute AmaxD or gradients are not verified.
+cases alternate). The activation selector (`all`, `hipblaslt_all`) runs relu (exact, so the tolerance
+stays that of the plain epilogue) in the `edges` and `small` cases and none (activationType 0) in the
+others; its other activations (gelu, ...) are not verified. Problem types that write E, compute AmaxD
+or gradients are not verified.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ from tensile_lite.verify.errors import NotVerifiable
 EXTRA_ROUNDINGS = 8
 # Cases that take the factor dimension N when it is chosen at run time (the others take M).
 _ALONG_N_CASES = frozenset({"edges", "small"})
+# Cases that run relu when the kernel has a fused activation selector, and its ActivationType value.
+_RELU_CASES = frozenset({"edges", "small"})
+RELU = 5
 
 
 @attrs.frozen(slots=True)
@@ -43,6 +49,7 @@ class Epilogue:
     row: np.ndarray | None = attrs.field(default=None, eq=False)  # product of the factors along m
     col: np.ndarray | None = attrs.field(default=None, eq=False)  # product of the factors along n
     bias: np.ndarray | None = attrs.field(default=None, eq=False)  # [m, n, batch] broadcastable
+    relu: bool = False  # the activation applied after the bias
 
     @property
     def alpha_scale(self) -> float:
@@ -77,11 +84,15 @@ def _f32_buffer(values: np.ndarray) -> np.ndarray:
     return ELEMENTS[DataType.S].to_bits(np.atleast_1d(values))
 
 
-def make(pt: ProblemType, problem: GemmProblem, case: str, rng: np.random.Generator) -> Epilogue | None:
-    """Random epilogue inputs for one call, or None when the problem type has no epilogue extras."""
+def make(pt: ProblemType, problem: GemmProblem, case: str, rng: np.random.Generator, *,
+         activation_fused: bool = True) -> Epilogue | None:
+    """Random epilogue inputs for one call, or None when the problem type has no epilogue extras.
+    `activation_fused` is the solution's ActivationFused: without it the kernel takes no activation."""
     feat = epilogue_features(pt)
-    if not (feat.scale_ab or feat.scale_cd or feat.scale_alpha_vec or feat.bias_read):
+    relu = activation_fused and feat.activation != "none" and case in _RELU_CASES
+    if not (feat.scale_ab or feat.scale_cd or feat.scale_alpha_vec or feat.bias_read or relu):
         return None
+    activation = RELU if relu else 0
     m, n = problem.m, problem.n
     batch = problem.batch if pt.num_indices_c == 3 else 1
     along_n = feat.factor_dim == DIM_N or (feat.factor_dim == DIM_RUNTIME and case in _ALONG_N_CASES)
@@ -106,7 +117,7 @@ def make(pt: ProblemType, problem: GemmProblem, case: str, rng: np.random.Genera
             row = row * v
         buffers["scaleAlphaVec"] = _f32_buffer(v)
     bias = None
-    args = EpilogueArgs(factor_dim=1 if along_n else 0)
+    args = EpilogueArgs(factor_dim=1 if along_n else 0, activation=activation)
     if feat.bias_read:
         # the run-time bias type rotates over the accepted ones, case by case
         names = ("full", "edges", "small", "alpha0", "k0")
@@ -116,8 +127,9 @@ def make(pt: ProblemType, problem: GemmProblem, case: str, rng: np.random.Genera
         values = el.random(rng, (batch, length))
         buffers["bias"] = el.to_bits(values).reshape(-1)
         bias = values.T[None, :, :] if along_n else values.T[:, None, :]  # -> [m or 1, n or 1, batch]
-        args = EpilogueArgs(bias_type=bias_type, stride_bias=length, factor_dim=1 if along_n else 0)
-    return Epilogue(args, buffers, row=row, col=col, bias=bias, **fields)  # type: ignore[arg-type]
+        args = EpilogueArgs(bias_type=bias_type, stride_bias=length, factor_dim=1 if along_n else 0,
+                            activation=activation)
+    return Epilogue(args, buffers, row=row, col=col, bias=bias, relu=relu, **fields)  # type: ignore[arg-type]
 
 
 def factor(ep: Epilogue | None) -> np.ndarray | float:

@@ -16,6 +16,7 @@ import time
 import attrs
 import numpy as np
 
+from tensile_lite.asm.gemm import solution_layout
 from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError, UnsupportedInstruction
 from tensile_lite.verify import compare, epilogue, runtime_args
 from tensile_lite.verify.elements import element
@@ -31,7 +32,7 @@ from tensile_lite.verify.mapping import (
     representative_tiles,
 )
 from tensile_lite.verify.problems import Case
-from tensile_lite.verify.reference import expected
+from tensile_lite.verify.reference import Expected, expected
 from tensile_lite.verify.runtime_view import RuntimeSolution
 from tensile_lite.verify.tensors import Tensor, make_tensor, read_back
 
@@ -59,7 +60,9 @@ def grid_of(rs: RuntimeSolution, case: Case) -> Grid:
 
 
 @attrs.frozen(slots=True)
-class _Inputs:
+class Inputs:
+    """One problem's tensors and epilogue inputs, on the host and as device buffer contents."""
+
     a: Tensor
     b: Tensor
     c: Tensor
@@ -67,19 +70,31 @@ class _Inputs:
     epilogue: Epilogue | None
 
 
-def _inputs(rs: RuntimeSolution, case: Case, rng: np.random.Generator) -> _Inputs:
+def activation_fused(rs: RuntimeSolution) -> bool:
+    """Whether the kernel applies the activation itself (and takes its arguments), as the layout says."""
+    return any(p.argument.name == "activationType" for p in solution_layout(rs.solution).arguments)
+
+
+def make_inputs(rs: RuntimeSolution, case: Case, rng: np.random.Generator) -> Inputs:
     pt, p = rs.problem_type, case.problem
     ea, eb, ed = element(pt.a_type), element(pt.b_type), element(pt.dest_type)
     assert ea is not None and eb is not None and ed is not None  # checked by reference.check_types
     # alpha == 0 must not read A or B, beta == 0 must not read C: those buffers hold only the sentinel
-    return _Inputs(make_tensor(pt, p, "A", ea, rng if case.alpha != 0 else None),
-                   make_tensor(pt, p, "B", eb, rng if case.alpha != 0 else None),
-                   make_tensor(pt, p, "C", ed, rng if case.beta != 0 else None),
-                   make_tensor(pt, p, "D", ed, None),
-                   epilogue.make(pt, p, case.name, rng))
+    return Inputs(make_tensor(pt, p, "A", ea, rng if case.alpha != 0 else None),
+                  make_tensor(pt, p, "B", eb, rng if case.alpha != 0 else None),
+                  make_tensor(pt, p, "C", ed, rng if case.beta != 0 else None),
+                  make_tensor(pt, p, "D", ed, None),
+                  epilogue.make(pt, p, case.name, rng, activation_fused=activation_fused(rs)))
 
 
-def _launch(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, t: _Inputs, grid: Grid,
+def reference_of(rs: RuntimeSolution, case: Case, t: Inputs) -> Expected:
+    """The reference D of `case` on inputs `t` (C only when beta != 0)."""
+    p = case.problem
+    return expected(rs.problem_type, t.a, t.b, t.c if case.beta != 0 else None, t.d.letters, t.d.shape, p.k,
+                    case.alpha, case.beta, t.epilogue)
+
+
+def _launch(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, t: Inputs, grid: Grid,
             ids: list[LaunchId]) -> tuple[np.ndarray, int]:
     """D's buffer after running workgroups `ids`, and the instructions executed."""
     mem = DeviceMemory()
@@ -97,10 +112,9 @@ def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: n
     """Run `case` and compare D with the reference. NotVerifiable when the emulator cannot run the kernel
     (an instruction it does not implement) or the arguments cannot be packed."""
     start = time.perf_counter()
-    t = _inputs(rs, case, rng)
-    p, pt, sol = case.problem, rs.problem_type, rs.solution
-    want = expected(pt, t.a, t.b, t.c if case.beta != 0 else None, t.d.letters, t.d.shape, p.k, case.alpha,
-                    case.beta, t.epilogue)
+    t = make_inputs(rs, case, rng)
+    sol = rs.solution
+    want = reference_of(rs, case, t)
     grid = grid_of(rs, case)
     declared = runtime_args.tile_order(rs)
     orders = [declared] + ([] if declared.is_row_major else [ROW_MAJOR])

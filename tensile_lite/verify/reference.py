@@ -17,7 +17,8 @@ loops), one product rounding, the alpha multiply, and the fused beta step; E = 8
 when the problem type has epilogue extras (epilogue.py; their factors scale the terms, the bias
 adds its magnitude, scaleD multiplies the whole bound). The second term is the
 final round-to-nearest-even conversion to D's type (half an ulp: 2^-24 relative for f32, 2^-11 f16,
-2^-8 bf16, with the subnormal spacing as the floor). Integer compute (i8 inputs, i32 compute) is
+2^-8 bf16, with the subnormal spacing as the floor). f32 kernels with F32XdlMathOp X (xf32 MFMAs, inputs
+rounded to 11 significant bits) add (2e + e^2) * |alpha| * sum_k |A[i,k] B[k,j]|, e = 2^-11, to acc_err. Integer compute (i8 inputs, i32 compute) is
 exact with 32-bit wrap-around and saturation to i8 outputs: tolerance 0.
 """
 
@@ -34,6 +35,9 @@ from tensile_lite.verify.errors import NotVerifiable
 from tensile_lite.verify.tensors import Tensor
 
 _COMPUTE_ROUNDOFF = {DataType.S: 2.0 ** -24, DataType.D: 2.0 ** -53, DataType.H: 2.0 ** -11}
+# Relative error of each MFMA input by F32XdlMathOp: exact f32, or xf32 (f32 rounded to nearest even
+# at 11 significant bits, spec/matrix_instructions.md §2.2).
+_INPUT_ROUNDOFF = {DataType.S: 0.0, DataType.X: 2.0 ** -11}
 
 
 @attrs.frozen(slots=True)
@@ -56,7 +60,7 @@ def check_types(pt: ProblemType) -> None:
         raise NotVerifiable(f"compute type {pt.compute_type.letter} is not supported by the verifier")
     if pt.dest_type in (DataType.I, DataType.I8) or pt.a_type in (DataType.I8, DataType.I):
         raise NotVerifiable("integer data with float compute is not supported by the verifier")
-    if pt.data_type is DataType.S and pt.f32_xdl_math_op is not DataType.S:
+    if pt.data_type is DataType.S and pt.f32_xdl_math_op not in _INPUT_ROUNDOFF:
         raise NotVerifiable(f"F32XdlMathOp {pt.f32_xdl_math_op.letter}: reduced-precision f32 math has no "
                             "tolerance defined")
 
@@ -81,6 +85,7 @@ def expected(pt: ProblemType, a: Tensor, b: Tensor, c: Tensor | None, d_letters:
         exact = out.round(t.astype(np.float64))
         return Expected(exact, np.zeros(d_shape), exact)
     u = _COMPUTE_ROUNDOFF[pt.compute_type]
+    ab_err = _INPUT_ROUNDOFF.get(pt.f32_xdl_math_op, 0.0) if pt.data_type is DataType.S else 0.0
     shape3 = d_shape if len(d_shape) == 3 else (*d_shape, 1)
     prod = _contract(spec, a.values, b.values, d_shape, k).reshape(shape3) if use_ab else np.zeros(shape3)
     magnitude = _contract(spec, np.abs(a.values), np.abs(b.values), d_shape, k).reshape(shape3) if use_ab \
@@ -95,8 +100,14 @@ def expected(pt: ProblemType, a: Tensor, b: Tensor, c: Tensor | None, d_letters:
     if ep is not None and ep.bias is not None:
         exact = exact + ep.bias
         bound = bound + np.abs(ep.bias)
+    if ep is not None and ep.relu:
+        exact = np.maximum(exact, 0.0)  # 1-Lipschitz: the error bound carries over
     roundings = k + 3 + (epilogue.EXTRA_ROUNDINGS if ep is not None else 0)
     err = roundings * u * bound * (1 + 1e-6)  # second-order terms of the bound
+    if ab_err:
+        # each product of two rounded inputs is within (1 + e)^2 - 1 of the exact one; it enters
+        # every term alpha * A * B bounds, so it scales the A @ B part of the bound only
+        err = err + (2 * ab_err + ab_err ** 2) * np.abs(alpha * scale) * magnitude * (1 + 1e-6)
     if ep is not None:
         exact, err = exact * ep.scale_d, err * abs(ep.scale_d)
     exact, err = exact.reshape(d_shape), err.reshape(d_shape)

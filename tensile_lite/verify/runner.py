@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 
 from tensile_lite.emu import CodeObjectError, Emulator, EmulatorError
-from tensile_lite.verify import contract, library
+from tensile_lite.verify import contract, grouped, library
 from tensile_lite.verify.errors import NotVerifiable, VerifyError
 from tensile_lite.verify.launch import run_case
 from tensile_lite.verify.predicates import Call, evaluate
-from tensile_lite.verify.problems import cases
+from tensile_lite.verify.problems import Case, cases
 from tensile_lite.verify.reference import check_types
 from tensile_lite.verify.report import FAILED, PASSED, SKIPPED, Failure, KernelOutcome, Report
-from tensile_lite.verify.runtime_view import runtime_solution
+from tensile_lite.verify.runtime_view import RuntimeSolution, runtime_solution
 
 Progress = Callable[[str], None]
 
@@ -95,6 +95,8 @@ def verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int = 0
         notes.append("predicates not evaluated (assumed true): " + ", ".join(sorted(unknown)))
     if not todo:
         return outcome(SKIPPED, reason="no problem satisfies the solution's predicates", notes=tuple(notes))
+    if rs.problem_type.grouped_gemm:
+        return _verify_grouped(k, emu, rs, todo, notes, seed, progress, outcome)
     failures: list[Failure] = []
     problems = workgroups = instructions = 0
     for c in todo:
@@ -120,6 +122,49 @@ def verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int = 0
             failures.append(Failure(c.describe(), result.error))
     return outcome(FAILED if failures else PASSED, failures=tuple(failures), notes=tuple(notes), problems=problems,
                    workgroups=workgroups, instructions=instructions)
+
+
+def _verify_grouped(k: library.LibraryKernel, emu: Emulator, rs: RuntimeSolution, todo: list[Case],
+                    notes: list[str], seed: int, progress: Progress,
+                    outcome: Callable[..., KernelOutcome]) -> KernelOutcome:
+    """A grouped kernel: its cases as the GEMMs of one launch per argument kind the runtime may use."""
+    if len(todo) < grouped.MIN_GROUP:
+        notes.append(f"only {len(todo)} GEMMs satisfy the predicates: the group is smaller than "
+                     f"{grouped.MIN_GROUP}")
+    failures: list[Failure] = []
+    problems = workgroups = instructions = 0
+    for arg_type in grouped.arg_types(rs):
+        try:
+            result = grouped.run_group(emu, k.name, rs, todo, arg_type, lambda c: case_rng(seed, k.name, c.name))
+        except NotVerifiable as exc:
+            if failures:
+                notes.append(f"{grouped.ARG_TYPE_NAMES[arg_type]} not run: {exc.reason}")
+                break
+            return outcome(SKIPPED, reason=exc.reason, notes=tuple(notes))
+        except EmulatorError as exc:
+            failures.append(Failure(_failure_name(arg_type, None), f"{type(exc).__name__}: {exc.message}"))
+            break
+        problems += len(result.cases)
+        workgroups += result.workgroups
+        instructions += result.instructions
+        ran = f"{result.workgroups} of {result.grid} workgroups" if result.workgroups != result.grid \
+            else f"{result.grid} workgroups"
+        if result.order is not None:
+            ran += f", tiles in {result.order.name} order"
+        progress(f"  {result.describe()}: {'ok' if not result.errors else 'FAILED'} ({ran}, "
+                 f"{result.seconds:.1f} s)")
+        failures += [Failure(_failure_name(arg_type, e), e.error) for e in result.errors]
+    notes += grouped.notes(rs)
+    return outcome(FAILED if failures else PASSED, failures=tuple(failures), notes=tuple(notes), problems=problems,
+                   workgroups=workgroups, instructions=instructions)
+
+
+def _failure_name(arg_type: int, error: grouped.GemmError | None) -> str:
+    """The `problem` of a grouped failure: the argument kind, then the GEMM (none: the whole launch)."""
+    kind = grouped.ARG_TYPE_NAMES[arg_type]
+    if error is None or error.index < 0:
+        return f"{kind}, whole launch"
+    return f"{kind}, GEMM {error.index} {error.case.describe()}"
 
 
 def verify_library(outdir: str | Path, *, arch: str | None = None, limit: int | None = None, seed: int = 0,

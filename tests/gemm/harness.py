@@ -21,8 +21,9 @@ from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.emu import DeviceMemory, Emulator
 from tensile_lite.emu.arch import arch_info
 from tensile_lite.model import DataType, ProblemType, Solution
-from tests.gemm.bits import NAN_BITS, bits_dtype, from_bits, to_bits
+from tests.gemm.bits import bits_dtype, from_bits, nan_bits, to_bits
 from tests.gemm.epilogue_ref import Epilogue, Vectors, activate
+from tests.gemm.splitk_buffers import launch_gsu, with_split_k_buffers
 
 
 @attrs.frozen
@@ -48,18 +49,20 @@ def _assignments(pt: ProblemType, tensor: str) -> tuple[int, ...]:
 
 
 def _tensor(pt: ProblemType, problem: GemmProblem, tensor: str, rng: np.random.Generator, dt: DataType,
-            fill: str) -> tuple[np.ndarray, np.ndarray]:
+            fill: str, fp8: str = "fnuz") -> tuple[np.ndarray, np.ndarray]:
     """(flat bit buffer with NaN padding, float64 values indexed [i or l, j or l, batch] by index)."""
     assign = _assignments(pt, tensor)
     strides = (1, *problem.tensor_strides(pt, tensor))
     sizes = [problem.index_size(pt, i) for i in assign]
     count = max(problem.tensor_elements(pt, tensor), 1)
-    flat = np.full(count, NAN_BITS[dt.num_bytes], dtype=bits_dtype(dt))
-    if fill == "random":
+    flat = np.full(count, nan_bits(dt, fp8), dtype=bits_dtype(dt))
+    if fill == "random" and dt.is_integral:
+        vals = rng.integers(-12, 13, size=sizes).astype(np.float64)
+    elif fill == "random":
         vals = rng.integers(-8, 9, size=sizes).astype(np.float64) / 8.0 + rng.uniform(-0.05, 0.05, size=sizes)
     else:
         vals = np.full(sizes, np.nan)
-    bits = to_bits(vals, dt) if fill == "random" else np.full(sizes, NAN_BITS[dt.num_bytes], bits_dtype(dt))
+    bits = to_bits(vals, dt, fp8) if fill == "random" else np.full(sizes, nan_bits(dt, fp8), bits_dtype(dt))
     if all(s > 0 for s in sizes):
         idx = np.zeros(sizes, dtype=np.int64)
         for axis, (size, stride) in enumerate(zip(sizes, strides, strict=True)):
@@ -67,7 +70,7 @@ def _tensor(pt: ProblemType, problem: GemmProblem, tensor: str, rng: np.random.G
             shape[axis] = size
             idx = idx + (np.arange(size, dtype=np.int64) * stride).reshape(shape)
         flat[idx.reshape(-1)] = bits.reshape(-1)
-    return flat, from_bits(bits, dt) if fill == "random" else vals
+    return flat, from_bits(bits, dt, fp8) if fill == "random" else vals
 
 
 def _reference(pt: ProblemType, a: np.ndarray, b: np.ndarray, problem: GemmProblem) -> tuple[np.ndarray, np.ndarray]:
@@ -103,12 +106,13 @@ class Result:
     untouched: bool        # nothing outside M x N x batch was written
     instructions: int
     dest: DataType
+    fp8: str = "fnuz"      # the target's 8-bit float encoding (for fp8/bf8 D)
 
     @property
     def rounded(self) -> np.ndarray:
         """The reference rounded to the destination type (RNE; overflow gives inf)."""
         with np.errstate(over="ignore"):
-            return from_bits(to_bits(self.want, self.dest), self.dest)
+            return from_bits(to_bits(self.want, self.dest, self.fp8), self.dest, self.fp8)
 
     def _fail(self, bad: np.ndarray, want: np.ndarray) -> None:
         if bad.any():
@@ -145,10 +149,21 @@ class _Call:
     buffers: dict
 
 
+def fp8_encoding(sol: Solution) -> str:
+    """How the target encodes fp8/bf8 elements ("fnuz" on gfx94x, "ocp" on gfx950)."""
+    return arch_info(sol.arch).fp8 or "fnuz"
+
+
+def operand_types(pt: ProblemType) -> tuple[DataType, DataType]:
+    """A's and B's element types (the mixed 8-bit DataTypes name both)."""
+    split = {DataType.F8B8: (DataType.F8, DataType.B8), DataType.B8F8: (DataType.B8, DataType.F8)}
+    return split.get(pt.a_type, (pt.a_type, pt.b_type))
+
+
 def _prepare(pt: ProblemType, mem: DeviceMemory, problem: GemmProblem, alpha: float, beta: float,
-             ep: Epilogue | None, rng: np.random.Generator) -> _Call:
+             ep: Epilogue | None, rng: np.random.Generator, fp8: str = "fnuz") -> _Call:
     ep = ep or Epilogue()
-    inputs = _inputs(pt, problem, rng, alpha, beta)
+    inputs = _inputs(pt, problem, rng, alpha, beta, fp8)
     buffers = {name: mem.alloc(flat) for name, (flat, _) in inputs.items()}
     vectors = ep.vectors_for(pt, problem, rng)
     for name, flat in vectors.buffers.items():
@@ -158,10 +173,10 @@ def _prepare(pt: ProblemType, mem: DeviceMemory, problem: GemmProblem, alpha: fl
 
 def _result(sol: Solution, mem: DeviceMemory, call: _Call, instructions: int) -> Result:
     pt = sol.problem_type
-    got, untouched = _read_d(pt, call.problem, mem, call.buffers["D"], call.inputs["D"][0])
+    got, untouched = _read_d(pt, call.problem, mem, call.buffers["D"], call.inputs["D"][0], fp8_encoding(sol))
     want, tol = reference(pt, call.problem, call.inputs, call.alpha, call.beta, call.epilogue, call.vectors,
                           flush_f16=arch_info(sol.arch).mfma_flushes_f16_denorms)
-    return Result(got, want, tol, untouched, instructions, pt.dest_type)
+    return Result(got, want, tol, untouched, instructions, pt.dest_type, fp8_encoding(sol))
 
 
 def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float = 0.0, seed: int = 0,
@@ -171,11 +186,13 @@ def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float =
     sol = built.solution
     pt = sol.problem_type
     mem = DeviceMemory()
-    call = _prepare(pt, mem, problem, alpha, beta, epilogue, np.random.default_rng(seed))
-    kernargs = pack_kernel_args(sol, problem, call.buffers, alpha, beta, gemm_count=gemm_count, arg_type=arg_type,
-                                epilogue=call.epilogue.arguments(pt))
+    call = _prepare(pt, mem, problem, alpha, beta, epilogue, np.random.default_rng(seed), fp8_encoding(sol))
+    gsu = launch_gsu(sol, problem)
+    buffers = with_split_k_buffers(sol, problem, mem, call.buffers, gsu)
+    kernargs = pack_kernel_args(sol, problem, buffers, alpha, beta, gemm_count=gemm_count, arg_type=arg_type,
+                                epilogue=call.epilogue.arguments(pt), gsu=gsu)
     emu = emulator or emulator_for(built)
-    grid = num_workgroups(sol, problem)
+    grid = num_workgroups(sol, problem, gsu=gsu)
     stats = emu.launch(built.name, grid=(max(grid, 1), 1, 1), block=(sol.num_threads, 1, 1), kernargs=kernargs,
                        memory=mem) if grid else None
     return _result(sol, mem, call, stats.instructions if stats else 0)
@@ -190,9 +207,11 @@ def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alp
     mem = DeviceMemory()
     rng = np.random.default_rng(seed)
     eps = epilogues or [None] * len(problems)
-    calls = [_prepare(pt, mem, p, a, b, ep, rng) for p, a, b, ep in zip(problems, alphas, betas, eps, strict=True)]
+    calls = [_prepare(pt, mem, p, a, b, ep, rng, fp8_encoding(sol))
+             for p, a, b, ep in zip(problems, alphas, betas, eps, strict=True)]
     table_address = mem.alloc(1 << 16)
-    kernargs, table = pack_grouped(sol, problems, [c.buffers for c in calls], alphas, betas,
+    kernargs, table = pack_grouped(sol, problems, [with_split_k_buffers(sol, p, mem, c.buffers)
+                                                   for p, c in zip(problems, calls, strict=True)], alphas, betas,
                                    table_address=table_address, arg_type=arg_type,
                                    epilogues=[c.epilogue.arguments(pt) for c in calls])
     assert len(table) <= 1 << 16
@@ -205,21 +224,22 @@ def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alp
 
 
 def _inputs(pt: ProblemType, problem: GemmProblem, rng: np.random.Generator, alpha: float,
-            beta: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+            beta: float, fp8: str = "fnuz") -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Flat bit buffers and values of A, B, C, D (D all NaN; C all NaN when beta is 0, A and B
     when alpha is 0, so a kernel reading what it must not fails)."""
-    a_flat, a = _tensor(pt, problem, "A", rng, pt.a_type, "random")
-    b_flat, b = _tensor(pt, problem, "B", rng, pt.b_type, "random")
+    a_type, b_type = operand_types(pt)
+    a_flat, a = _tensor(pt, problem, "A", rng, a_type, "random", fp8)
+    b_flat, b = _tensor(pt, problem, "B", rng, b_type, "random", fp8)
     if alpha == 0:
-        a_flat[:] = NAN_BITS[pt.a_type.num_bytes]
-        b_flat[:] = NAN_BITS[pt.b_type.num_bytes]
-    c_flat, c = _tensor(pt, problem, "C", rng, pt.dest_type, "random" if beta != 0 else "nan")
-    d_flat, d = _tensor(pt, problem, "D", rng, pt.dest_type, "nan")
+        a_flat[:] = nan_bits(a_type, fp8)
+        b_flat[:] = nan_bits(b_type, fp8)
+    c_flat, c = _tensor(pt, problem, "C", rng, pt.dest_type, "random" if beta != 0 else "nan", fp8)
+    d_flat, d = _tensor(pt, problem, "D", rng, pt.dest_type, "nan", fp8)
     return {"A": (a_flat, a), "B": (b_flat, b), "C": (c_flat, c), "D": (d_flat, d)}
 
 
 def _read_d(pt: ProblemType, problem: GemmProblem, mem: DeviceMemory, address: int,
-            d_flat: np.ndarray) -> tuple[np.ndarray, bool]:
+            d_flat: np.ndarray, fp8: str = "fnuz") -> tuple[np.ndarray, bool]:
     """D values at the problem's elements [m, n, batch], and whether everything else is untouched."""
     d_out = mem.array(address, bits_dtype(pt.dest_type), d_flat.size)
     assign = _assignments(pt, "D")
@@ -230,7 +250,7 @@ def _read_d(pt: ProblemType, problem: GemmProblem, mem: DeviceMemory, address: i
         shape = [1] * len(sizes)
         shape[axis] = size
         idx = idx + (np.arange(size, dtype=np.int64) * stride).reshape(shape)
-    got = from_bits(d_out[idx], pt.dest_type)
+    got = from_bits(d_out[idx], pt.dest_type, fp8)
     outside = np.ones(d_flat.size, dtype=bool)
     outside[idx.reshape(-1)] = False
     untouched = bool(np.all(d_out[outside] == d_flat[outside]))
@@ -247,6 +267,9 @@ def reference(pt: ProblemType, problem: GemmProblem, inputs: dict[str, tuple[np.
     its slope and widens for its approximate exp/rcp.
     """
     feat = epilogue_features(pt)
+    if pt.compute_type is DataType.I:
+        # integer alpha/beta are packed truncated (abi.scalar_bytes)
+        alpha, beta = float(int(alpha)), float(int(beta))
     a, b = inputs["A"][1], inputs["B"][1]
     if flush_f16:
         # CDNA2's f16 MFMAs read subnormal inputs as zero (the emulator models it)
@@ -285,8 +308,11 @@ def reference(pt: ProblemType, problem: GemmProblem, inputs: dict[str, tuple[np.
         t = t * sd
         err = err * abs(sd) + np.abs(t) * ulp
     # one rounding to the destination type, plus half a unit in the last place of its subnormals
-    out_eps = {DataType.S: 2.0 ** -24, DataType.H: 2.0 ** -11, DataType.B: 2.0 ** -8}[pt.dest_type]
-    out_min = {DataType.S: 2.0 ** -149, DataType.H: 2.0 ** -24, DataType.B: 2.0 ** -133}[pt.dest_type]
+    out_eps = {DataType.S: 2.0 ** -24, DataType.H: 2.0 ** -11, DataType.B: 2.0 ** -8, DataType.F8: 2.0 ** -4,
+               DataType.B8: 2.0 ** -3, DataType.I: 0.0, DataType.I8: 0.0}[pt.dest_type]
+    # (fp8/bf8: the larger of the FNUZ and OCP smallest subnormals)
+    out_min = {DataType.S: 2.0 ** -149, DataType.H: 2.0 ** -24, DataType.B: 2.0 ** -133, DataType.F8: 2.0 ** -9,
+               DataType.B8: 2.0 ** -16, DataType.I: 0.0, DataType.I8: 0.0}[pt.dest_type]
     return t, err + np.abs(t) * out_eps * 1.01 + out_min
 
 

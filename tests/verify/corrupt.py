@@ -31,9 +31,8 @@ def edit_entries(dat: Path, change: Callable[[dict[str, Any]], None]) -> None:
     dat.write_bytes(encode(doc, detect_format(dat)))
 
 
-def patch_instruction(toolchain: Toolchain, co: Path, kernel: str, pattern: str, opcode: int) -> str:
-    """Give the first VOP2 instruction of `kernel` whose text matches `pattern` the opcode `opcode`;
-    returns the instruction's new text as llvm-objdump reads it back."""
+def _locate(toolchain: Toolchain, co: Path, kernel: str, pattern: str) -> tuple[Any, int]:
+    """The first instruction of `kernel` whose text matches `pattern`, and its offset in the file."""
     dis = disassemble(toolchain, co)
     start = dis.symbols[kernel]
     later = [a for name, a in dis.symbols.items() if a > start and not name.startswith("label_")]
@@ -41,9 +40,31 @@ def patch_instruction(toolchain: Toolchain, co: Path, kernel: str, pattern: str,
     line = next(ln for ln in dis.lines_in(start, end) if re.fullmatch(pattern, ln.text))
     with co.open("rb") as f:
         text = ELFFile(f).get_section_by_name(".text").header
+    return line, line.address - text.sh_addr + text.sh_offset
+
+
+def _reread(toolchain: Toolchain, co: Path, address: int) -> str:
+    return next(ln.text for ln in disassemble(toolchain, co).lines if ln.address == address)
+
+
+def patch_instruction(toolchain: Toolchain, co: Path, kernel: str, pattern: str, opcode: int) -> str:
+    """Give the first VOP2 instruction of `kernel` whose text matches `pattern` the opcode `opcode`;
+    returns the instruction's new text as llvm-objdump reads it back."""
+    line, offset = _locate(toolchain, co, kernel, pattern)
     data = bytearray(co.read_bytes())
-    offset = line.address - text.sh_addr + text.sh_offset
     assert struct.unpack_from("<I", data, offset)[0] == line.words[0]
     struct.pack_into("<I", data, offset, (line.words[0] & ~(0x3F << 25)) | (opcode << 25))  # VOP2 opcode bits
     co.write_bytes(bytes(data))
-    return next(ln.text for ln in disassemble(toolchain, co).lines if ln.address == line.address)
+    return _reread(toolchain, co, line.address)
+
+
+def patch_literal(toolchain: Toolchain, co: Path, kernel: str, pattern: str, value: int) -> str:
+    """Give the first instruction of `kernel` whose text matches `pattern`, one with a 32-bit literal
+    operand, the literal `value`; returns its new text as llvm-objdump reads it back."""
+    line, offset = _locate(toolchain, co, kernel, pattern)
+    assert len(line.words) == 2, f"{line.text} has no literal"
+    data = bytearray(co.read_bytes())
+    assert struct.unpack_from("<I", data, offset + 4)[0] == line.words[1]
+    struct.pack_into("<I", data, offset + 4, value)
+    co.write_bytes(bytes(data))
+    return _reread(toolchain, co, line.address)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 
@@ -261,7 +262,65 @@ def test_epilogue_inputs_and_their_reference() -> None:
     for i, j, batch in ((0, 0, 0), (4, 2, 1), (2, 1, 1)):
         acc = sum(a.values[i, q, batch] * b.values[j, q, batch] for q in range(4))
         t = 1.5 * ep_n.scale_a * ep_n.scale_b * alpha_vec[j] * acc - 0.5 * ep_n.scale_c * c.values[i, j, batch]
-        assert want.exact[i, j, batch] == pytest.approx((t + bias[batch, j]) * ep_n.scale_d, rel=1e-12)
+        # `edges` runs relu (hipblaslt_all), after the bias and before scaleD
+        assert want.exact[i, j, batch] == pytest.approx(max(t + bias[batch, j], 0.0) * ep_n.scale_d, rel=1e-12)
     with pytest.raises(NotVerifiable, match="E output"):
         epilogue.check_supported(_problem_type("S", "S", UseE=True))
     assert epilogue.make(_problem_type(), p, "full", np.random.default_rng(0)) is None
+
+
+def test_xf32_inputs_widen_the_tolerance_by_their_rounding() -> None:
+    """F32XdlMathOp X: the MFMA multiplies inputs rounded to 11 significant bits, so each product may be
+    off by (1 + 2^-11)^2 - 1 of its magnitude; plain f32 keeps the accumulation bound alone."""
+    f32 = _problem_type("S", "S", trans_a=True, trans_b=False, batched=False)
+    xf32 = _problem_type("S", "S", trans_a=True, trans_b=False, batched=False, F32XdlMathOp="X")
+    p = GemmProblem(6, 5, 40)
+    s = ELEMENTS[DataType.S]
+    a = make_tensor(f32, p, "A", s, np.random.default_rng(0))
+    b = make_tensor(f32, p, "B", s, np.random.default_rng(1))
+    d = make_tensor(f32, p, "D", s, None)
+    plain = expected(f32, a, b, None, d.letters, d.shape, p.k, -1.5, 0.0)
+    wide = expected(xf32, a, b, None, d.letters, d.shape, p.k, -1.5, 0.0)
+    assert np.array_equal(plain.exact, wide.exact)
+    mag = 1.5 * np.abs(a.values.T) @ np.abs(b.values)
+    extra = wide.tolerance - plain.tolerance
+    assert np.all(extra >= 2 * 2.0 ** -11 * mag) and np.all(extra <= 2.1 * 2.0 ** -11 * mag + 1e-7)
+    # what the products of xf32-rounded inputs really give stays inside
+    rounded_a = _to_xf32(a.values)
+    rounded_b = _to_xf32(b.values)
+    assert np.all(np.abs(-1.5 * rounded_a.T @ rounded_b - wide.exact) <= wide.tolerance)
+    assert not np.all(np.abs(-1.5 * rounded_a.T @ rounded_b - plain.exact) <= plain.tolerance)
+
+
+def _to_xf32(x: np.ndarray) -> np.ndarray:
+    """f32 values rounded to nearest even at 11 significant bits (what an xf32 MFMA multiplies)."""
+    mant, exp = np.frexp(x)
+    return np.ldexp(np.round(mant * 2.0 ** 11) / 2.0 ** 11, exp)
+
+
+def test_relu_cases_and_reference() -> None:
+    """hipblaslt_all kernels run relu (activationType 5) in the `edges` and `small` cases; the reference
+    clamps after the bias; a kernel whose activation is not fused takes none."""
+    pt = _problem_type("S", "S", UseBias=1, BiasDataTypeList=["S"], Activation=True, ActivationType="hipblaslt_all")
+    p = GemmProblem(7, 3, 5, 2)
+    edges = epilogue.make(pt, p, "edges", np.random.default_rng(0))
+    full = epilogue.make(pt, p, "full", np.random.default_rng(0))
+    assert edges is not None and edges.relu and edges.args.activation == epilogue.RELU
+    assert full is not None and not full.relu and full.args.activation == 0
+    unfused = epilogue.make(pt, p, "edges", np.random.default_rng(0), activation_fused=False)
+    assert unfused is not None and not unfused.relu and unfused.args.activation == 0
+    only_act = _problem_type("S", "S", Activation=True, ActivationType="hipblaslt_all")
+    assert epilogue.make(only_act, p, "small", np.random.default_rng(0)).relu  # type: ignore[union-attr]
+    assert epilogue.make(only_act, p, "alpha0", np.random.default_rng(0)) is None
+    s = ELEMENTS[DataType.S]
+    a = make_tensor(pt, p, "A", s, np.random.default_rng(1))
+    b = make_tensor(pt, p, "B", s, np.random.default_rng(2))
+    d = make_tensor(pt, p, "D", s, None)
+    with_relu = expected(pt, a, b, None, d.letters, d.shape, p.k, 1.0, 0.0, edges)
+    without = expected(pt, a, b, None, d.letters, d.shape, p.k, 1.0, 0.0, attrs.evolve(edges, relu=False))
+    assert (without.exact < 0).any() and (without.exact > 0).any()
+    assert np.array_equal(with_relu.exact, np.maximum(without.exact, 0.0))
+    # the accumulated error carries over; only D's final rounding follows the clamped value
+    kept = without.exact > 0
+    assert np.array_equal(with_relu.tolerance[kept], without.tolerance[kept])
+    assert np.all(with_relu.tolerance[~kept] > 0)

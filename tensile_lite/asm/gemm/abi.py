@@ -96,12 +96,15 @@ def epilogue_arguments(pt: ProblemType, *, activation_fused: bool = True) -> lis
     return args
 
 
-def kernel_arguments(pt: ProblemType, *, activation_fused: bool = True) -> tuple[KernelArgument, ...]:
+def kernel_arguments(pt: ProblemType, *, activation_fused: bool = True,
+                     split_k: bool = False) -> tuple[KernelArgument, ...]:
     """The `.args` of a GEMM kernel for this problem type, in runtime order (argType 0 layout).
 
     Problem types whose arguments this module cannot describe raise, so a kernel can never declare a
     layout its host would not send. `activation_fused` is the solution's ActivationFused: an unfused
-    activation runs in a separate kernel and takes no arguments here.
+    activation runs in a separate kernel and takes no arguments here. `split_k` marks a
+    MultipleBufferSingleKernel solution, for which the host appends dstD, Synchronizer and GSUSync
+    whatever the GSU value (kernel_anatomy.md §1.5 item 9).
     """
     extras = _unsupported_extras(pt)
     if extras:
@@ -121,11 +124,29 @@ def kernel_arguments(pt: ProblemType, *, activation_fused: bool = True) -> tuple
     if pt.use_beta:
         args.append(KernelArgument.value("beta", scalar))
     args += epilogue_arguments(pt, activation_fused=activation_fused)
+    if split_k:
+        args += [KernelArgument.pointer("dstD", VALUE_TYPES.get(pt.dest_type, "struct")),
+                 KernelArgument.pointer("Synchronizer", "f32"), KernelArgument.value("GSUSync", "u32")]
     return tuple(args)
 
 
-def argument_layout(pt: ProblemType, *, activation_fused: bool = True) -> ArgumentLayout:
-    return pack_arguments(kernel_arguments(pt, activation_fused=activation_fused))
+def argument_layout(pt: ProblemType, *, activation_fused: bool = True, split_k: bool = False) -> ArgumentLayout:
+    return pack_arguments(kernel_arguments(pt, activation_fused=activation_fused, split_k=split_k))
+
+
+# The arguments only a MultipleBufferSingleKernel solution's kernel takes (after every other one).
+SPLIT_K_ARGUMENTS = ("dstD", "Synchronizer", "GSUSync")
+
+
+def is_split_k(sol: Solution) -> bool:
+    """The solution reduces its GSU partial sums in the kernel itself (MultipleBufferSingleKernel):
+    its host sends the split-K arguments and a workspace whatever the runtime GSU."""
+    return sol.global_split_u_algorithm == "MultipleBufferSingleKernel" and not sol.tuning("StreamK")
+
+
+def runtime_gsu(sol: Solution, gsu: int | None = None) -> int:
+    """The GSU of one call: the user's override when given (> 0), else the solution's."""
+    return gsu if gsu is not None and gsu > 0 else sol.runtime.global_split_u
 
 
 @attrs.frozen(slots=True)
@@ -183,12 +204,28 @@ class GemmProblem:
         return 1 + sum((s - 1) * st for s, st in zip(sizes, strides, strict=True))
 
 
-def num_workgroups(sol: Solution, problem: GemmProblem) -> int:
+def num_workgroups(sol: Solution, problem: GemmProblem, *, gsu: int | None = None) -> int:
     """The flattened 1-D grid the runtime launches on gfx9/gfx11 (spec §1.6): tiles x batch x GSU."""
     mt0, mt1 = sol.macro_tile
     tiles = math.ceil(problem.m / mt0) * math.ceil(problem.n / mt1)
     batch = problem.batch if sol.problem_type.num_indices_c == 3 else 1
-    return tiles * batch * sol.runtime.global_split_u
+    return tiles * batch * runtime_gsu(sol, gsu)
+
+
+def workspace_bytes(sol: Solution, problem: GemmProblem, *, gsu: int | None = None) -> int:
+    """The workspace the host allocates for one split-K call (`requiredWorkspaceSize`): the GSU
+    partial tiles, M x N x batch elements of the compute type per slice, plus a counter per tile and
+    wave for MultipleBufferSingleKernel (which this kernel leaves unused: its counters live in the
+    Synchronizer). 0 when GSU is 1."""
+    g = runtime_gsu(sol, gsu)
+    if g <= 1:
+        return 0
+    batch = problem.batch if sol.problem_type.num_indices_c == 3 else 1
+    size = problem.m * problem.n * batch * sol.problem_type.compute_type.num_bytes * g
+    if is_split_k(sol):
+        mt0, mt1 = sol.macro_tile
+        size += math.ceil(problem.m / mt0) * math.ceil(problem.n / mt1) * sol.num_waves * 4
+    return size
 
 
 def stagger_stride_shift(sol: Solution) -> int:
@@ -203,13 +240,14 @@ def stagger_stride_shift(sol: Solution) -> int:
     return math.ceil(math.log2(stride / unit))
 
 
-def internal_args(sol: Solution, *, cu_count: int = 0) -> tuple[int, int]:
-    """The two header words the runtime derives from the solution (`internalArgs`, `internalArgs1`)."""
+def internal_args(sol: Solution, *, cu_count: int = 0, gsu: int | None = None) -> tuple[int, int]:
+    """The two header words the runtime derives from the solution (`internalArgs`, `internalArgs1`);
+    `gsu` is the user's GSU override."""
     rt = sol.runtime
     su = rt.stagger_u if rt.stagger_u else 0
     mapping = rt.stagger_u_mapping if rt.stagger_u else 0
     stagger = (mapping << 13) | ((stagger_stride_shift(sol) << 8) & 0x1F00) | (su & 0xFF)
-    info0 = (stagger << 16) | (rt.global_split_u & 0x3FFF)
+    info0 = (stagger << 16) | (runtime_gsu(sol, gsu) & 0x3FFF)
     info0 |= (int(rt.global_split_u_wgm_round_robin) << 14) | (int(rt.global_split_u_coalesced) << 15)
     group = rt.workgroup_mapping_xcc_group
     if group == -1 and rt.workgroup_mapping_xcc > 1:
@@ -257,7 +295,8 @@ POINTER_KEYS: Mapping[str, str] = {
 
 def solution_layout(sol: Solution) -> ArgumentLayout:
     """The argument layout of `sol`'s kernel (its problem type's, with the solution's ActivationFused)."""
-    return argument_layout(sol.problem_type, activation_fused=bool(sol.tuning("ActivationFused") or 0))
+    return argument_layout(sol.problem_type, activation_fused=bool(sol.tuning("ActivationFused") or 0),
+                           split_k=is_split_k(sol))
 
 
 def _epilogue_value(arg: KernelArgument, pt: ProblemType, buffers: Mapping[str, int], ep: EpilogueArgs) -> bytes:
@@ -283,25 +322,46 @@ def _epilogue_value(arg: KernelArgument, pt: ProblemType, buffers: Mapping[str, 
     raise BuildError(f"no value for kernel argument {name!r}")
 
 
+def _split_k_strides(pt: ProblemType, problem: GemmProblem) -> tuple[int, ...]:
+    """The packed strides (`strideW`) the host sends for D and C of a split-K call: M, M x N."""
+    sizes = problem.free_sizes(pt)
+    out, running = [], 1
+    for size in sizes[:-1]:
+        running *= size
+        out.append(running)
+    return tuple(out)
+
+
 def pack_gemm_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
-                   beta: float = 0.0, *, epilogue: EpilogueArgs | None = None) -> bytes:
+                   beta: float = 0.0, *, epilogue: EpilogueArgs | None = None, gsu: int | None = None) -> bytes:
     """The arguments of one GEMM after the 16-byte header, as the runtime appends them (the inline
-    argType-0 body, and one record of a grouped launch's argument table)."""
+    argType-0 body, and one record of a grouped launch's argument table).
+
+    A MultipleBufferSingleKernel call with GSU > 1 passes the workspace (`buffers['workspace']`) in
+    D's place and packed D and C strides, then the real D as `dstD` and `buffers['synchronizer']`
+    (ContractionSolution.cpp `singleCallArgs`); with GSU 1 only the three extra arguments change.
+    """
     pt = sol.problem_type
     layout = solution_layout(sol)
     ep = epilogue or EpilogueArgs()
+    split = is_split_k(sol) and runtime_gsu(sol, gsu) > 1
     values: list[bytes] = [struct.pack("<I", s) for s in problem.free_sizes(pt)]
     values.append(struct.pack("<I", problem.k))
-    values += [struct.pack("<Q", buffers[t]) for t in ("D", "C", "A", "B")]
+    values += [struct.pack("<Q", buffers["workspace" if split and t == "D" else t]) for t in ("D", "C", "A", "B")]
     for tensor in ("D", "C", "A", "B"):
-        values += [struct.pack("<I", s) for s in problem.tensor_strides(pt, tensor)]
+        strides = _split_k_strides(pt, problem) if split and tensor in "DC" else problem.tensor_strides(pt, tensor)
+        values += [struct.pack("<I", s) for s in strides]
     scalar = scalar_type(pt.compute_type)
     values.append(scalar_bytes(scalar, alpha))
     if pt.use_beta:
         values.append(scalar_bytes(scalar, beta))
     names = [p.argument for p in layout.arguments]
     first = next(i for i, a in enumerate(names) if a.name == ("beta" if pt.use_beta else "alpha")) + 1
-    values += [_epilogue_value(a, pt, buffers, ep) for a in names[first:]]
+    split_k_values = {"dstD": struct.pack("<Q", buffers["D"]),
+                      "Synchronizer": struct.pack("<Q", buffers.get("synchronizer", 0)),
+                      "GSUSync": struct.pack("<I", 0)}
+    values += [split_k_values[a.name] if a.name in SPLIT_K_ARGUMENTS else _epilogue_value(a, pt, buffers, ep)
+               for a in names[first:]]
     blob = b"".join(values)
     if len(blob) + HEADER_BYTES != layout.size:
         raise BuildError(f"packed {len(blob) + HEADER_BYTES} bytes but the layout of {pt.name} has {layout.size}")
@@ -310,18 +370,19 @@ def pack_gemm_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, in
 
 def pack_kernel_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
                      beta: float = 0.0, *, gemm_count: int = 1, arg_type: int = ARG_TYPE_INLINE,
-                     cu_count: int = 0, epilogue: EpilogueArgs | None = None) -> bytes:
+                     cu_count: int = 0, epilogue: EpilogueArgs | None = None, gsu: int | None = None) -> bytes:
     """The kernarg bytes hipBLASLt sends for one call of `sol` on `problem`.
 
     `buffers` maps 'A', 'B', 'C', 'D' to device addresses, and the epilogue's pointers by their
-    `POINTER_KEYS` names ('bias', 'scaleAlphaVec', ...; missing ones are null). Values are appended
+    `POINTER_KEYS` names ('bias', 'scaleAlphaVec', ...; missing ones are null); split-K calls add
+    'workspace' and 'synchronizer'. `gsu` is the user's GSU override (None: the solution's). Values are appended
     in the order of `kernel_arguments` with no padding, as the runtime does; the result is checked
     against that layout so the two can never drift apart.
     """
-    info0, info1 = internal_args(sol, cu_count=cu_count)
+    info0, info1 = internal_args(sol, cu_count=cu_count, gsu=gsu)
     header = struct.pack("<IIII", (gemm_count & 0x3FFFFFFF) | (arg_type << 30), info0, info1,
-                         num_workgroups(sol, problem))
-    return header + pack_gemm_args(sol, problem, buffers, alpha, beta, epilogue=epilogue)
+                         num_workgroups(sol, problem, gsu=gsu))
+    return header + pack_gemm_args(sol, problem, buffers, alpha, beta, epilogue=epilogue, gsu=gsu)
 
 
 def argument_offsets(args: Sequence[KernelArgument]) -> dict[str, int]:

@@ -24,11 +24,12 @@ dropped (and their C loads read 0).
 from __future__ import annotations
 
 from tensile_lite.asm.arith import udiv_const
-from tensile_lite.asm.gemm import activation
+from tensile_lite.asm.gemm import activation, integer, splitk
+from tensile_lite.asm.gemm.convert import CLASS_NAN_INF, F8_FORMATS, f8_to_f32, pack_f8, saturate_f8
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, VectorRegion
 from tensile_lite.asm.gemm.vectors import prepare_scalars, scale_d, stage_vectors
-from tensile_lite.asm.modifiers import DS, Buf
+from tensile_lite.asm.modifiers import DS, NO_CACHE, Buf, CachePolicy
 from tensile_lite.asm.operands import Reg
 from tensile_lite.model import DataType
 
@@ -111,6 +112,8 @@ def _c_to_f32(e: Emitter, dst: Reg, c: Reg, half: int) -> Reg:
     isa, dt = e.isa, e.plan.dest_type
     if dt is DataType.S:
         return c
+    if dt in F8_FORMATS:
+        return f8_to_f32(e, c, half, dt)   # `half` is the byte here
     if dt is DataType.H:
         if half:
             e(isa.v_lshrrev_b32(dst, 16, c), isa.v_cvt_f32_f16(dst, dst))
@@ -127,6 +130,9 @@ def _c_to_f32(e: Emitter, dst: Reg, c: Reg, half: int) -> Reg:
 
 def _alpha(e: Emitter, w: _Regs, count: int) -> None:
     alpha = e.r.arg("alpha")
+    if e.plan.integer:
+        integer.scale(e, [w.values[i] for i in range(count)], alpha)
+        return
     for i in range(count):
         e(e.isa.v_mul_f32(w.values[i], alpha, w.values[i]))
 
@@ -134,6 +140,10 @@ def _alpha(e: Emitter, w: _Regs, count: int) -> None:
 def _add_beta_c(e: Emitter, w: _Regs, c_regs: list[tuple[Reg, int]]) -> None:
     """values = fma(C, beta', values): one rounding."""
     beta = e.r.arg("beta")
+    if e.plan.integer:
+        for i, (c, byte) in enumerate(c_regs):
+            integer.add_beta_c(e, w.values[i], beta, c, byte if e.plan.dest_bpe == 1 else None, w.t)
+        return
     for i, (c, half) in enumerate(c_regs):
         e(e.isa.v_fmac_f32(w.values[i], beta, _c_to_f32(e, w.t, c, half)))
 
@@ -203,6 +213,11 @@ def _bf16_round(e: Emitter, val: Reg, tmp: Reg, k7fff: Reg, nan: Reg) -> None:
     e(isa.v_cndmask_b32(val, nan, tmp, vcc))
 
 
+def _store_mods(e: Emitter, offset: int) -> Buf:
+    """Modifiers of a D store: sc1 where the target needs it on every store (arch table)."""
+    return Buf(offen=True, offset=offset, cache=CachePolicy(slc=True) if e.plan.arch.force_store_sc1 else NO_CACHE)
+
+
 def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg | int,
                 soff_c: Reg | int) -> None:
     isa, r, plan = e.isa, e.r, e.plan
@@ -214,7 +229,7 @@ def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
     e(isa.v_accvgpr_read_b32(w.values[i], r.acc[base + i]) for i in range(cd))
     _before_c(e, w, t0, t1)
     if beta:
-        load = isa.buffer_load_dwordx4 if bpe == 4 else isa.buffer_load_dwordx2
+        load = {4: isa.buffer_load_dwordx4, 2: isa.buffer_load_dwordx2, 1: isa.buffer_load_dword}[bpe]
         per = 4 * bpe // 4
         for g, row in enumerate(quads):
             offset = (t0 * plan.mfma.m + row) * bpe
@@ -223,17 +238,29 @@ def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
         c_regs: list[tuple[Reg, int]] = []
         for i in range(cd):
             g, j = divmod(i, 4)
-            c_regs.append((w.c[g * per + j], 0) if bpe == 4 else (w.c[g * per + j // 2], j % 2))
+            c_regs.append((w.c[g * per + j * bpe // 4], j % (4 // bpe)))
         _add_beta_c(e, w, c_regs)
     _after_c(e, w, t0, t1)
     dt = plan.dest_type
-    if dt is DataType.S:
+    if dt in (DataType.S, DataType.I):
         out = w.values
+    elif dt is DataType.I8:
+        for i in range(cd):
+            integer.saturate_i8(e, w.values[i])
+        for g in range(cd // 4):
+            integer.pack_i8(e, w.c[g], [w.values[4 * g + j] for j in range(4)])
+        out = w.c
     elif dt is DataType.H:
         for i in range(cd):
             e(isa.v_cvt_f16_f32(w.values[i], w.values[i]))
         for i in range(cd // 2):
             e(isa.v_pack_b32_f16(w.c[i], w.values[2 * i], w.values[2 * i + 1]))
+        out = w.c
+    elif dt in F8_FORMATS:
+        for i in range(cd):
+            saturate_f8(e, w.values[i], w.t, r.stmp[6], dt)
+        for i in range(cd // 2):
+            pack_f8(e, w.c[i // 2], w.values[2 * i], w.values[2 * i + 1], i % 2, dt)
         out = w.c
     else:
         for i in range(cd):
@@ -242,11 +269,11 @@ def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
             lo, hi = w.values[2 * i], w.values[2 * i + 1]
             e(isa.v_lshrrev_b32(lo, 16, lo), isa.v_and_b32(hi, 0xFFFF0000, hi), isa.v_or_b32(w.c[i], lo, hi))
         out = w.c
-    store = isa.buffer_store_dwordx4 if bpe == 4 else isa.buffer_store_dwordx2
+    store = {4: isa.buffer_store_dwordx4, 2: isa.buffer_store_dwordx2, 1: isa.buffer_store_dword}[bpe]
     per = 4 * bpe // 4
     for g, row in enumerate(quads):
         offset = (t0 * plan.mfma.m + row) * bpe
-        e(store(out[g * per:(g + 1) * per], w.off_d, r.srd_d, soff_d, mods=Buf(offen=True, offset=offset)))
+        e(store(out[g * per:(g + 1) * per], w.off_d, r.srd_d, soff_d, mods=_store_mods(e, offset)))
     if per > 2:
         # a store of more than 8 bytes must read its data before a VALU may overwrite it
         e.nops(1)
@@ -278,7 +305,7 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
     e(isa.v_accvgpr_read_b32(w.values[i], r.acc[base + i]) for i in range(cd))
     _before_c(e, w, t0, t1)
     if beta:
-        load = isa.buffer_load_dword if bpe == 4 else isa.buffer_load_ushort
+        load = {4: isa.buffer_load_dword, 2: isa.buffer_load_ushort, 1: isa.buffer_load_ubyte}[bpe]
         c_regs: list[tuple[Reg, int]] = []
         for i, row in enumerate(rows):
             e(isa.v_cmp_lt_i32(vcc, row, limit))
@@ -297,11 +324,18 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
         elif dt is DataType.B:
             _bf16_round(e, val, w.t, t[6], w.nan)
             store = isa.buffer_store_short_d16_hi
+        elif dt in F8_FORMATS:
+            saturate_f8(e, val, w.t, t[6], dt)
+            pack_f8(e, val, val, val, 0, dt)
+            store = isa.buffer_store_byte
+        elif dt is DataType.I8:
+            integer.saturate_i8(e, val)
+            store = isa.buffer_store_byte
         else:
             store = isa.buffer_store_dword
         e(isa.v_cmp_lt_i32(vcc, row, limit))
         e(isa.v_cndmask_b32(r.vtmp[0], r.oob, w.addr_d, vcc))
-        e(store(val, r.vtmp[0], r.srd_d, 0, mods=Buf(offen=True, offset=row * bpe)))
+        e(store(val, r.vtmp[0], r.srd_d, 0, mods=_store_mods(e, row * bpe)))
 
 
 def _variant(e: Emitter, w: _Regs, edge: bool, beta: bool) -> None:
@@ -317,6 +351,9 @@ def _variant(e: Emitter, w: _Regs, edge: bool, beta: bool) -> None:
 
 def epilogue(e: Emitter) -> None:
     isa, r, plan = e.isa, e.r, e.plan
+    if r.split_k is not None:
+        # GSU > 1: only the workgroup that sums every slice of the tile goes on, once (splitk.py)
+        splitk.reduce(e)
     prepare_scalars(e)
     stage_vectors(e)
     w = _Regs(e)
@@ -324,6 +361,8 @@ def epilogue(e: Emitter) -> None:
     if plan.dest_type is DataType.B:
         # constants of the bf16 rounding, for every variant
         e(isa.s_movk_i32(r.stmp[6], 0x7FFF), isa.v_mov_b32(w.nan, BF16_NAN))
+    elif plan.dest_type in F8_FORMATS:
+        e(isa.s_movk_i32(r.stmp[6], CLASS_NAN_INF))
     edge_label = e.new_label("EdgeTile")
     e(isa.s_cmp_lg_u32(r.edge, 0), isa.s_cbranch_scc1(edge_label))
     for edge in (False, True):

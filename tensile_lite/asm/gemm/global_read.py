@@ -8,6 +8,8 @@ Two forms, chosen per tile at run time:
 
 Element loads exist because the hardware's treatment of a vector load that straddles the end of a
 buffer is chip-dependent; an element either lies wholly inside the bound or wholly outside.
+1-byte elements are loaded into 16-bit halves (two registers per four elements) and packed once
+they arrive, so both forms leave the same bytes in the tile registers.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from tensile_lite.asm.modifiers import Buf
 from tensile_lite.asm.operands import Reg
 
 _VECTOR_LOADS = {16: "buffer_load_dwordx4", 8: "buffer_load_dwordx2", 4: "buffer_load_dword",
-                 2: "buffer_load_ushort"}
+                 2: "buffer_load_ushort", 1: "buffer_load_ubyte"}
+# v_perm_b32 selector: bytes 0 and 2 of the second source, then bytes 0 and 2 of the first
+_PACK_BYTE_HALVES = 0x06040200
 
 
 def _soffset(e: Emitter, o: OperandRegs, oc: int, cache: dict[int, Reg | int]) -> Reg | int:
@@ -42,9 +46,11 @@ def vector_loads(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
     load = e.isa.op(name)
     cache: dict[int, Reg | int] = {}
     rpl = op.regs_per_load
+    # a converted operand's vector fills the start of its load's registers (convert.py widens it)
+    width = max(1, op.vector * op.bpe // 4)
     for n, (cc, oc) in enumerate(op.load_offsets):
         soff = _soffset(e, o, oc, cache)
-        e(load(o.tile[n * rpl:(n + 1) * rpl], o.global_offset, o.srd, soff,
+        e(load(o.tile[n * rpl:n * rpl + width], o.global_offset, o.srd, soff,
                mods=Buf(offen=True, offset=cc * op.bpe)))
 
 
@@ -79,10 +85,38 @@ def guarded_loads(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
             mods = Buf(offen=True, offset=(cc + el) * op.bpe)
             if op.bpe == 4:
                 e(isa.buffer_load_dword(o.tile[n * rpl + el], v[1], o.srd, 0, mods=mods))
-            else:
+            elif op.bpe == 2:
                 dst = o.tile[n * rpl + el // 2]
                 loader = isa.buffer_load_short_d16_hi if el % 2 else isa.buffer_load_short_d16
                 e(loader(dst, v[1], o.srd, 0, mods=mods))
+            elif op.vector == 1:
+                e(isa.buffer_load_ubyte(o.tile[n * rpl], v[1], o.srd, 0, mods=mods))
+            else:
+                loader = isa.buffer_load_ubyte_d16_hi if el % 2 else isa.buffer_load_ubyte_d16
+                e(loader(_byte_half_reg(e, op, o, n, el), v[1], o.srd, 0, mods=mods))
+        if op.bpe == 1 and op.vector > 1:
+            _pack_bytes(e, op, o, n)
+
+
+def _byte_half_reg(e: Emitter, op: OperandPlan, o: OperandRegs, n: int, el: int) -> Reg:
+    """Where byte `el` of load `n` lands as a 16-bit half: elements 4j, 4j+1 in the tile register j
+    that will hold all four, elements 4j+2, 4j+3 in scratch register j (vtmp[2 + j])."""
+    group, pos = divmod(el, 4)
+    if pos < 2:
+        return o.tile[n * op.regs_per_load + group]
+    return e.r.vtmp[2 + group]
+
+
+def _pack_bytes(e: Emitter, op: OperandPlan, o: OperandRegs, n: int) -> None:
+    """Pack the 16-bit halves of load `n`'s bytes into consecutive bytes (one register per four)."""
+    isa = e.isa
+    sel = e.r.stmp[4]
+    e.wait(vmcnt=0)
+    e(isa.s_mov_b32(sel, _PACK_BYTE_HALVES))
+    for group in range(-(-op.vector // 4)):
+        dst = o.tile[n * op.regs_per_load + group]
+        high = e.r.vtmp[2 + group] if op.vector > 2 else dst
+        e(isa.v_perm_b32(dst, high, dst, sel))
 
 
 def set_k_bound(e: Emitter) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 
 from tensile_lite.asm.gemm.abi import (
     HEADER_BYTES,
+    SPLIT_K_ARGUMENTS,
     EpilogueArgs,
     GemmProblem,
     internal_args,
@@ -74,7 +75,9 @@ def user_argument_offsets(sol: Solution) -> tuple[dict[str, int], int]:
     pos += 8 + 4 * e_strides
     out.update({"activationAlpha": pos, "activationBeta": pos + 4, "activationType": pos + 8})
     size = pos + 12
-    missing = [p.argument.name for p in layout.arguments[4:] if p.argument.name not in out]
+    # hipBLASLt's struct has no split-K arguments: an argType-2 launch runs such kernels unsplit
+    missing = [p.argument.name for p in layout.arguments[4:]
+               if p.argument.name not in out and p.argument.name not in SPLIT_K_ARGUMENTS]
     if missing:
         raise BuildError(f"{', '.join(missing)} have no place in the user-arguments struct")
     return out, size
@@ -97,10 +100,13 @@ def pack_user_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, in
     """One `UserArguments` struct: the argType-0 values placed at `user_argument_offsets`, every
     field the kernel does not read left 0."""
     offsets, size = user_argument_offsets(sol)
-    body = pack_gemm_args(sol, problem, buffers, alpha, beta, epilogue=epilogue)
+    # the user's struct holds the real D and strides: split-K kernels run it unsplit (splitk.py)
+    body = pack_gemm_args(sol, problem, buffers, alpha, beta, epilogue=epilogue, gsu=1)
     out = bytearray(size)
     for placed in solution_layout(sol).arguments[4:]:
         arg = placed.argument
+        if arg.name in SPLIT_K_ARGUMENTS:
+            continue
         start = placed.offset - HEADER_BYTES
         value = body[start:start + arg.size]
         if arg.name in ("alpha", "beta"):

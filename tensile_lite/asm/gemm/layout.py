@@ -64,6 +64,10 @@ class RegisterMap:
     epilogue: Reg               # epilogue working registers (aliases main-loop-only registers)
     acc: Reg                    # accumulators (AGPRs)
     counts: RegisterCounts
+    preload: Reg | None = None  # s[2:2+n]: the preloaded kernarg dwords (PreloadKernArgs), else None
+    # split-K (MultipleBufferSingleKernel) state, see splitk.py: GSU, the slice index, the tile's
+    # counter offset, the slice's first DepthU block; else None
+    split_k: tuple[Reg, Reg, Reg, Reg] | None = None
 
     def arg(self, name: str) -> Reg:
         """The SGPR(s) holding kernel argument `name` (valid once the arguments are loaded)."""
@@ -86,12 +90,14 @@ def _operand(regs: Registers, op: OperandPlan) -> tuple[Reg, ...]:
             regs.v.alloc(1, name=f"c{n}"), regs.v.alloc(1, name=f"o{n}"))
 
 
-def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout) -> RegisterMap:
-    """Lay out every register of the kernel; raises RegisterOverflow with the numbers if it does
+def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, preload: int = 0) -> RegisterMap:
+    """Lay out every register of the kernel (`preload`: kernarg dwords the hardware places in
+    s[2:2+preload], before the workgroup id); raises RegisterOverflow with the numbers if it does
     not fit the target."""
     regs = Registers(plan.arch, kernel)
     kernarg = regs.s.reserve(0, 2, "kernarg")
-    wgid = regs.s.reserve(2, 1, "wgid")
+    preloaded = regs.s.reserve(2, preload, "kernarg_preload") if preload else None
+    wgid = regs.s.reserve(2 + preload, 1, "wgid")
     args = regs.s.alloc(-(-layout.size // 4), align=4, name="args")
     srds = {}
     for n in ("A", "B", "C", "D"):
@@ -104,6 +110,11 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout) -> R
     # the batch index outlives setup only when the epilogue reads a batched bias
     batch = regs.s.alloc(1, name="batch") if plan.epilogue.bias_read else stmp[6]
     mask = regs.s.alloc(2, align=2, name="mask")
+    # four single SGPRs, so they can fill the holes alignment leaves
+    split_k = None
+    if any(p.argument.name == "Synchronizer" for p in layout.arguments):
+        gsu, piece, counter, start = (regs.s.alloc(1, name=f"splitk{i}") for i in range(4))
+        split_k = (gsu, piece, counter, start)
 
     tid = regs.v.reserve(0, 1, "tid")
     oob = regs.v.alloc(1, name="oob")
@@ -141,4 +152,5 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout) -> R
         counter=scal["counter"], k_bound=scal["kbound"], edge=scal["edge"], stmp=stmp, mask=mask,
         srd_c=srds["C"], srd_d=srds["D"], a=operand_regs("A", va, tile_a, mfma_a, plan.a),
         b=operand_regs("B", vb, tile_b, mfma_b, plan.b), tid=tid, oob=oob, vtmp=vtmp,
-        epilogue=block[0:epilogue_registers(plan)], acc=acc, counts=regs.counts())
+        epilogue=block[0:epilogue_registers(plan)], acc=acc, counts=regs.counts(), preload=preloaded,
+        split_k=split_k)

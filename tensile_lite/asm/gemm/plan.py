@@ -4,6 +4,11 @@ layout, how threads read each operand tile from global memory, and where it live
 Every stage of the writer reads this frozen record; nothing else decides geometry. Building it
 raises `Unsupported` (a short feature name plus the details) for solutions the writer cannot build.
 
+Element types: each operand has a memory format and an MFMA input format. They are the same except
+for the mixed types (A f16 and B fp8, or the reverse, with DataType H), whose 8-bit operand is
+converted to f16 after the global read, before the LDS write (upstream's ConvertAfterDS 0; the
+conversion is exact, so where it happens cannot change results).
+
 LDS holds each operand tile with K contiguous (one row of DepthU elements per free index, plus
 padding), whatever the memory layout, because every MFMA lane reads consecutive k values of one
 row. Operands whose memory is contiguous along the free dimension are transposed while they are
@@ -30,8 +35,16 @@ from tensile_lite.asm.gemm.grouped import record_bytes, user_argument_offsets
 from tensile_lite.asm.matrix import MatrixInstruction
 from tensile_lite.model import DataType, Solution
 
-# MFMA input type names of the element types the v1 family reads.
-MFMA_INPUT: Mapping[DataType, str] = {DataType.H: "f16", DataType.B: "bf16", DataType.S: "f32"}
+# MFMA input type names of the element types the writer reads.
+MFMA_INPUT: Mapping[DataType, str] = {DataType.H: "f16", DataType.B: "bf16", DataType.S: "f32",
+                                      DataType.F8: "fp8", DataType.B8: "bf8", DataType.I8: "i8"}
+# The 8-bit float pairs: (A's format, B's format)
+_F8_PAIRS: Mapping[DataType, tuple[DataType, DataType]] = {
+    DataType.F8: (DataType.F8, DataType.F8), DataType.B8: (DataType.B8, DataType.B8),
+    DataType.F8B8: (DataType.F8, DataType.B8), DataType.B8F8: (DataType.B8, DataType.F8)}
+# memory format -> MFMA input format the writer converts it to (after the global read)
+CONVERSIONS: frozenset[tuple[str, str]] = frozenset({("fp8", "f16"), ("bf8", "f16")})
+_FORMAT_BYTES: Mapping[str, int] = {"f16": 2, "bf16": 2, "f32": 4, "fp8": 1, "bf8": 1, "i8": 1}
 # The largest buffer_load / ds_write the writer uses, in bytes.
 MAX_VECTOR_BYTES = 16
 # LDS offsets of ds instructions are 16-bit immediates: a kernel addresses at most 64 KiB of LDS
@@ -53,7 +66,10 @@ class OperandPlan:
     """How one input operand (A or B) moves from global memory through LDS into MFMA registers."""
 
     name: str                # "A" or "B"
-    bpe: int                 # bytes per element
+    bpe: int                 # bytes per element in global memory
+    lds_bpe: int             # bytes per element in LDS and MFMA registers
+    mem_format: str          # MFMA-style name of the element format in memory ("f16", "fp8", ...)
+    mfma_format: str         # ... and of the MFMA input (differs when converted after the read)
     tile: int                # macro-tile size along this operand's free dimension
     depth_u: int
     k_contiguous: bool       # memory is contiguous along K (A transposed, B not transposed)
@@ -75,11 +91,16 @@ class OperandPlan:
 
     @property
     def regs_per_load(self) -> int:
-        return max(1, self.vector * self.bpe // 4)
+        """Registers of one load: the loaded vector, or its converted form when that is wider."""
+        return max(1, self.vector * max(self.bpe, self.lds_bpe) // 4)
+
+    @property
+    def converted(self) -> bool:
+        return self.mem_format != self.mfma_format
 
     @property
     def lds_bytes(self) -> int:
-        return self.tile * self.lds_stride * self.bpe
+        return self.tile * self.lds_stride * self.lds_bpe
 
     @property
     def contiguous_size(self) -> int:
@@ -107,7 +128,9 @@ def argument_plan(sol: Solution) -> ArgumentPlan:
     runs: list[list[int]] = []
     for placed in layout.arguments[4:]:
         first, dwords = placed.offset // 4, placed.argument.size // 4
-        src = offsets[placed.argument.name]
+        src = offsets.get(placed.argument.name)
+        if src is None:
+            continue  # the split-K arguments, which user-argument launches do not carry
         last = runs[-1] if runs else None
         if last and last[0] + last[2] == first and last[1] + 4 * last[2] == src:
             last[2] += dwords
@@ -121,7 +144,7 @@ def argument_plan(sol: Solution) -> ArgumentPlan:
 @attrs.frozen(slots=True)
 class GemmPlan:
     arch: Arch = attrs.field(repr=False)
-    in_type: DataType            # A and B element type (also the MFMA input type)
+    in_type: DataType            # the problem's DataType (the MFMA input type, or the 8-bit pair)
     dest_type: DataType          # C and D element type
     batched: bool                # the problem has a batch index (SizesFree2)
     use_beta: bool
@@ -148,6 +171,11 @@ class GemmPlan:
         return self.dest_type.num_bytes
 
     @property
+    def integer(self) -> bool:
+        """int32 accumulation and epilogue (int8 inputs, ComputeDataType I; integer.py)."""
+        return self.mfma.acc_type == "i32"
+
+    @property
     def waves(self) -> int:
         return self.num_threads // 64
 
@@ -168,6 +196,7 @@ def _global_mapping(name: str, k_contiguous: bool, tile: int, depth_u: int, bpe:
     fastest. Thread t's n-th load is vector t + n * threads. With `size` the vector count along
     the fastest dimension, threads % size == 0 or size % threads == 0 keeps every load at a
     constant offset from the thread's first one, so one address register serves all loads.
+    `bpe` is the wider of an element's sizes in memory and in LDS (both bound the vector).
     """
     c_size, o_size = (depth_u, tile) if k_contiguous else (tile, depth_u)
     vw = _pow2_at_most(max(1, min(wanted if wanted > 0 else MAX_VECTOR_BYTES // bpe, MAX_VECTOR_BYTES // bpe)))
@@ -212,28 +241,56 @@ def _upstream_lds_bytes(sol: Solution, bpe: int) -> int | None:
     return None
 
 
+def _element_formats(sol: Solution, arch: Arch) -> tuple[tuple[DataType, str, str], ...]:
+    """(memory type, memory format, MFMA format) of A and B, or Unsupported."""
+    pt = sol.problem_type
+    dt = pt.data_type
+    label = f"dtype:{pt.a_type.letter}{pt.b_type.letter}" if pt.a_type is not pt.b_type else f"dtype:{dt.letter}"
+    pair = _F8_PAIRS.get(dt)
+    if pair is not None:
+        if pt.a_type is not dt or pt.b_type is not dt:
+            raise Unsupported(f"{label}/{dt.letter}", "8-bit MFMA inputs converted from other types")
+        mem = pair
+    elif dt in MFMA_INPUT:
+        mem = (pt.a_type, pt.b_type)
+    else:
+        raise Unsupported(f"dtype:{dt.letter}")
+    out = []
+    for t in mem:
+        if t not in MFMA_INPUT:
+            raise Unsupported(label, f"{t.letter} operands are not read")
+        fmt = MFMA_INPUT[t]
+        mfma_fmt = fmt if pair is not None else MFMA_INPUT[dt]
+        if fmt != mfma_fmt and (fmt, mfma_fmt) not in CONVERSIONS:
+            raise Unsupported(label, f"no conversion of {fmt} operands to {mfma_fmt}")
+        if "fp8" in (fmt, mfma_fmt) or "bf8" in (fmt, mfma_fmt):
+            if arch.fp8_format is None:
+                raise Unsupported(f"{label} on {arch.name}", f"{arch.name} has no 8-bit float instructions")
+        out.append((t, fmt, mfma_fmt))
+    return tuple(out)
+
+
 def build_plan(sol: Solution) -> GemmPlan:
     """The geometry of `sol`'s kernel, or `Unsupported` naming the first thing in the way."""
     pt = sol.problem_type
     mi = sol.matrix_instruction
     if mi is None:
         raise Unsupported("non-MFMA kernel", "MatrixInstruction is empty (a MAC kernel)")
-    if pt.data_type not in MFMA_INPUT:
-        raise Unsupported(f"dtype:{pt.data_type.letter}")
     try:
         arch = get_arch(sol.arch)
     except Exception as exc:  # an unknown target is a coverage fact, not a crash
         raise Unsupported(f"arch:{sol.arch}", str(exc)) from None
+    formats = _element_formats(sol, arch)
     # F32XdlMathOp X: f32 data multiplied by the xf32 MFMAs (inputs rounded to 10 mantissa bits)
     xf32 = pt.data_type is DataType.S and pt.f32_xdl_math_op is DataType.X
+    a_in, b_in = ("xf32", "xf32") if xf32 else (formats[0][2], formats[1][2])
     try:
-        mfma = arch.find_matrix("f32", "xf32" if xf32 else MFMA_INPUT[pt.data_type], mi.m, mi.n, mi.k, mi.b)
+        mfma = arch.find_matrix("i32" if a_in == "i8" else "f32", a_in, mi.m, mi.n, mi.k, mi.b, b_type=b_in)
     except UnsupportedInstruction as exc:
         feature = "F32XdlMathOp:X" if xf32 else f"MI:{mi.m}x{mi.n}x{mi.k}x{mi.b}"
         raise Unsupported(feature, exc.message) from None
     if mfma.m * mfma.n * mfma.blocks // 64 != mfma.cd_regs or 64 % mfma.m:
         raise Unsupported(f"MI:{mi.m}x{mi.n}x{mi.k}x{mi.b}", "accumulator layout not handled")
-    bpe = pt.data_type.num_bytes
     threads = sol.num_threads
     depth_u = sol.depth_u
     if depth_u % mfma.k:
@@ -243,16 +300,20 @@ def build_plan(sol: Solution) -> GemmPlan:
     mt0, mt1 = sol.macro_tile
     operands = []
     lds_base = 0
-    for name, tile, tlu, grvw, pad, mi_size, wt, wg in (
+    for (name, tile, tlu, grvw, pad, mi_size, wt, wg), (mem_type, mem_fmt, mfma_fmt) in zip((
             ("A", mt0, pt.tlu_a, sol.global_read_vector_width_a, sol.lds_pad_a, mfma.m, sol.mi_wave_tile[0],
              sol.mi_wave_group[0]),
             ("B", mt1, pt.tlu_b, sol.global_read_vector_width_b, sol.lds_pad_b, mfma.n, sol.mi_wave_tile[1],
-             sol.mi_wave_group[1])):
+             sol.mi_wave_group[1])), formats, strict=True):
         k_contiguous = not tlu
-        vw, o_fastest, offsets = _global_mapping(name, k_contiguous, tile, depth_u, bpe, grvw, threads)
+        bpe = mem_type.num_bytes
+        lds_bpe = bpe if mem_fmt == mfma_fmt else _FORMAT_BYTES[mfma_fmt]
+        vw, o_fastest, offsets = _global_mapping(name, k_contiguous, tile, depth_u, max(bpe, lds_bpe), grvw,
+                                                 threads)
         unit = max(vw if k_contiguous else 1, k_per_lane)
         stride = _lds_stride(depth_u, pad, unit)
-        op = OperandPlan(name=name, bpe=bpe, tile=tile, depth_u=depth_u, k_contiguous=k_contiguous,
+        op = OperandPlan(name=name, bpe=bpe, lds_bpe=lds_bpe, mem_format=mem_fmt, mfma_format=mfma_fmt,
+                         tile=tile, depth_u=depth_u, k_contiguous=k_contiguous,
                          vector=vw, o_fastest=o_fastest, load_offsets=offsets, lds_base=lds_base,
                          lds_stride=stride, mi_size=mi_size, wave_tile=wt, wave_group=wg,
                          k_per_lane=k_per_lane, mfma_regs=mfma.a_regs if name == "A" else mfma.b_regs)
@@ -262,7 +323,7 @@ def build_plan(sol: Solution) -> GemmPlan:
     limit = min(MAX_LDS_BYTES, arch.lds_bytes)
     # Padding only spreads rows over LDS banks. Keep it only while the layout stays within the
     # target and within what upstream's kernel for this solution uses (LdsNumElements), if known.
-    budget = min(limit, _upstream_lds_bytes(sol, bpe) or limit)
+    budget = min(limit, _upstream_lds_bytes(sol, pt.data_type.num_bytes) or limit)
     pads = [(a.lds_stride - depth_u, b.lds_stride - depth_u)]
     while pads[-1] != (0, 0):
         pads.append((pads[-1][0] // 2, pads[-1][1] // 2))
@@ -276,6 +337,8 @@ def build_plan(sol: Solution) -> GemmPlan:
     if lds_base > limit:
         raise Unsupported("resources:LDS", f"the A and B tiles need {lds_base} bytes of LDS; at most "
                                            f"{limit} are addressable")
+    if mfma.acc_type == "i32" and sol.runtime.global_split_u != 1:
+        raise Unsupported("GSU>1", "split-K partial sums are not built for int32 accumulators")
     feat = epilogue_features(pt)
     vectors = vector_regions(feat, (mt0, mt1), threads)
     # the vectors reuse the tiles' LDS once the main loop is done

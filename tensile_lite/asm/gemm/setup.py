@@ -2,7 +2,8 @@
 
 Loads the GEMM's arguments (inline, or for a grouped launch from its argument table after finding
 the GEMM the workgroup belongs to, §4.4), rebuilds (tile0, tile1, batch) from the flattened 1-D
-workgroup id the runtime launches on gfx9 (spec/epilogue_semantics.md §6.1, GSU == 1), derives the loop counts
+workgroup id the runtime launches on gfx9 (spec/epilogue_semantics.md §6.1; with the GSU slice for
+split-K kernels, splitk.py), derives the loop counts
 (alpha == 0 and K == 0 run no iteration), and sets up every address: buffer resources of A, B, C,
 D at this workgroup's tile, and each thread's global-read, LDS-write and LDS-read addresses.
 
@@ -13,6 +14,7 @@ for speed; this kernel ignores them, covering every tile exactly once in row-maj
 from __future__ import annotations
 
 from tensile_lite.asm.arith import add64, mul32x32_64, udiv_const, udiv_scalar
+from tensile_lite.asm.gemm import splitk
 from tensile_lite.asm.gemm.abi import HEADER_BYTES
 from tensile_lite.asm.gemm.emit import OUT_OF_BOUNDS, Emitter
 from tensile_lite.asm.gemm.layout import OperandRegs
@@ -80,6 +82,9 @@ def _find_gemm(e: Emitter) -> None:
     e(isa.s_mul_i32(tiles, tiles, r.tile1))
     if plan.batched:
         e(isa.s_mul_i32(tiles, tiles, r.arg("SizesFree2")))
+    if r.split_k is not None:
+        # the host launches GSU workgroups per tile (the header's GSU, whatever the argType)
+        e(isa.s_and_b32(q, r.args[1], splitk.GSU_MASK), isa.s_max_u32(q, q, 1), isa.s_mul_i32(tiles, tiles, q))
     e(isa.s_add_u32(accum, accum, tiles))
     e(isa.s_cmp_lt_u32(r.workgroup_id, accum), isa.s_cbranch_scc1(found))
     e(isa.s_add_u32(cur[0], cur[0], stride), isa.s_addc_u32(cur[1], cur[1], 0))
@@ -104,11 +109,16 @@ def load_arguments(e: Emitter) -> None:
     isa, r = e.isa, e.r
     grouped = e.new_label("GroupedArgs")
     done = e.new_label("ArgsLoaded")
-    _load_block(e, 0, 4, r.kernarg, 0)
-    e.wait(lgkmcnt=0)
+    # with PreloadKernArgs the leading dwords are in args already (preload.enter)
+    have = len(r.preload) if r.preload is not None else 0
+    if have < 4:
+        _load_block(e, have, 4 - have, r.kernarg, 4 * have)
+        e.wait(lgkmcnt=0)
     e(isa.s_lshr_b32(r.stmp[0], r.args[0], 30), isa.s_cmp_eq_u32(r.stmp[0], 0), isa.s_cbranch_scc0(grouped))
-    _load_block(e, 4, r.args.count - 4, r.kernarg, HEADER_BYTES)
-    e.wait(lgkmcnt=0)
+    rest = max(have, HEADER_BYTES // 4)
+    if rest < r.args.count:
+        _load_block(e, rest, r.args.count - rest, r.kernarg, 4 * rest)
+        e.wait(lgkmcnt=0)
     e(isa.s_branch(done))
     e.label(grouped)
     _find_gemm(e)
@@ -159,7 +169,8 @@ def loop_counts(e: Emitter) -> None:
     e(udiv_const(isa, r.full_iters, k, du, t[1]))
     # alpha == +-0 skips the summation entirely (spec §1.1: NaN/Inf in A or B never propagate)
     alpha = r.arg("alpha")
-    e(isa.s_and_b32(t[0], alpha, 0x7FFFFFFF))
+    # (an int32 alpha is zero only when every bit is: 0x80000000 is INT_MIN, not -0.0)
+    e(isa.s_and_b32(t[0], alpha, 0xFFFFFFFF if plan.integer else 0x7FFFFFFF))
     e(isa.s_cmp_eq_u32(t[0], 0))
     e(isa.s_cselect_b32(r.iters, 0, r.iters))
     # edge: fewer than MT rows or columns left
@@ -290,7 +301,7 @@ def thread_addresses(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
     row, col = (o.coord_o, o.coord_c) if op.k_contiguous else (o.coord_c, o.coord_o)
     e.v_mul_const(v[0], row, op.lds_stride)
     e(isa.v_add_u32(v[0], v[0], col))
-    e.v_mul_const(v[0], v[0], op.bpe)
+    e.v_mul_const(v[0], v[0], op.lds_bpe)
     e.v_add_const(o.lds_write, v[0], op.lds_base)
     # LDS read: row = wave_f * WT * mi + lane % mi, k = (lane / mi) * k_per_lane
     e(isa.v_lshrrev_b32(v[0], 6, tid))  # wave id
@@ -308,17 +319,27 @@ def thread_addresses(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
     e.v_mul_const(v[4], v[4], op.lds_stride)
     e.v_mul_const(v[6], v[6], op.k_per_lane)
     e(isa.v_add_u32(v[4], v[4], v[6]))
-    e.v_mul_const(v[4], v[4], op.bpe)
+    e.v_mul_const(v[4], v[4], op.lds_bpe)
     e.v_add_const(o.lds_read, v[4], op.lds_base)
 
 
 def setup(e: Emitter) -> None:
     e(e.isa.v_mov_b32(e.r.oob, OUT_OF_BOUNDS))
     load_arguments(e)
-    map_workgroup(e)
+    split_k = e.r.split_k is not None
+    if split_k:
+        # GSU workgroups per tile, each summing its slice of K (splitk.py)
+        splitk.map_workgroup(e)
+        splitk.slice_k(e)
+    else:
+        map_workgroup(e)
     loop_counts(e)
     for op, o in ((e.plan.a, e.r.a), (e.plan.b, e.r.b)):
         operand_resources(e, op, o)
+        if split_k:
+            splitk.shift_operand(e, o)
         thread_addresses(e, op, o)
     output_resources(e)
+    if split_k:
+        splitk.output_resources(e)
 

@@ -5,28 +5,47 @@ the solution's results; otherwise it names short features (ranked by `tensile-li
 The check is conservative: a feature is accepted only when the writer implements it or when it is
 a pure scheduling/performance choice that cannot change results.
 
-Family v1: gfx90a / gfx942 / gfx950 (wave64 MFMA), A/B in f16 or bf16 with f32 accumulation
-(HHS, HSS, BBS, BSS) or f32 (SS, and xf32 MFMAs for F32XdlMathOp X on gfx94x), any transposes, strided batch or no batch, with or without beta,
-single-block 16x16 / 32x32 MFMA, GSU 1, no local split; the fused epilogue (scales, bias,
+Family: gfx90a / gfx940 / gfx941 / gfx942 / gfx950 (wave64 MFMA), A/B in f16 or bf16 with f32
+accumulation (HHS, HSS, BBS, BSS) or f32 (SS, and xf32 MFMAs for F32XdlMathOp X on gfx94x); on
+gfx94x/gfx950 also 8-bit floats (F8, B8, F8B8, B8F8 to S/H/B/F8/B8) and f16 mixed with an 8-bit
+operand (HF8, F8H to H/S; plan.py); int8 with int32 compute (I8II, I8I8; no epilogue terms beyond
+alpha and beta); any transposes, strided batch or no batch, with or without beta,
+single-block 16x16 / 32x32 MFMA, GSU 1 or in-kernel split-K (MultipleBufferSingleKernel,
+any GSU), no local split; the fused epilogue (scales, bias,
 activation; no E, amax or gradient); argType 0, 1 and 2 (grouped GEMM).
 """
 
 from __future__ import annotations
 
 from tensile_lite.asm.errors import RegisterOverflow
-from tensile_lite.asm.gemm.abi import solution_layout
+from tensile_lite.asm.gemm.abi import is_split_k, solution_layout
 from tensile_lite.asm.gemm.features import BIAS_TYPES, epilogue_features
 from tensile_lite.asm.gemm.layout import build_register_map
 from tensile_lite.asm.gemm.plan import Unsupported, build_plan
+from tensile_lite.asm.gemm.preload import preload_dwords
 from tensile_lite.model import DataType, ProblemType, Solution
 
-ARCHS: frozenset[str] = frozenset({"gfx90a", "gfx942", "gfx950"})
-# (A/B type, D type, compute type) of the v1 family
+# gfx940/gfx941 are gfx942's ISA (they differ only in needing sc1 on stores: Arch.force_store_sc1);
+# LLVM 21+ dropped them, so they assemble with an older LLVM (toolchain.find_toolchain_for).
+ARCHS: frozenset[str] = frozenset({"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"})
+_F8_TYPES = (DataType.F8, DataType.B8, DataType.F8B8, DataType.B8F8)
+# (DataType, D type, compute type) the writer builds, A and B both of DataType: the v1 family, and
+# the 8-bit floats (gfx94x FNUZ, gfx950 OCP; fp8/bf8 MFMAs with f32 accumulation) to f32, f16,
+# bf16 or (saturated) fp8/bf8
 TYPES: frozenset[tuple[DataType, DataType, DataType]] = frozenset({
     (DataType.H, DataType.H, DataType.S), (DataType.H, DataType.S, DataType.S),
     (DataType.B, DataType.B, DataType.S), (DataType.B, DataType.S, DataType.S),
     (DataType.S, DataType.S, DataType.S),
+    *((f8, dest, DataType.S) for f8 in _F8_TYPES
+      for dest in (DataType.S, DataType.H, DataType.B, DataType.F8, DataType.B8)),
+    # int8 inputs, i32 accumulation and epilogue, i32 or (saturated) int8 D
+    (DataType.I8, DataType.I, DataType.I), (DataType.I8, DataType.I8, DataType.I),
 })
+# Mixed inputs (A type, B type, D type) with DataType H: the 8-bit operand is widened to f16
+# after the global read and multiplied by the f16 MFMAs (HF8 / F8H and their bf8 forms).
+MIXED_TYPES: frozenset[tuple[DataType, DataType, DataType]] = frozenset(
+    (*pair, dest) for f8 in (DataType.F8, DataType.B8) for pair in ((DataType.H, f8), (f8, DataType.H))
+    for dest in (DataType.H, DataType.S))
 
 # Tuning parameters that must hold one value for the writer to build the solution: what the
 # writer implements. Everything not listed (PrefetchGlobalRead, PrefetchLocalRead, LdsPad*,
@@ -50,11 +69,12 @@ _REQUIRED: tuple[tuple[str, object, str], ...] = (
 def _dtype_reason(sol: Solution) -> str | None:
     pt = sol.problem_type
     if pt.a_type is not pt.data_type or pt.b_type is not pt.data_type:
-        return f"dtype:{pt.a_type.letter}{pt.b_type.letter}/{pt.dest_type.letter} mixed inputs"
-    key = (pt.data_type, pt.dest_type, pt.compute_type)
-    if key not in TYPES:
+        if (pt.data_type is not DataType.H or pt.compute_type is not DataType.S
+                or (pt.a_type, pt.b_type, pt.dest_type) not in MIXED_TYPES):
+            return f"dtype:{pt.a_type.letter}{pt.b_type.letter}/{pt.dest_type.letter} mixed inputs"
+    elif (pt.data_type, pt.dest_type, pt.compute_type) not in TYPES:
         return f"dtype:{pt.data_type.letter}/{pt.dest_type.letter}/{pt.compute_type.letter}"
-    if pt.data_type in (DataType.H, DataType.B) and not pt.high_precision_accumulate:
+    if pt.data_type not in (DataType.S,) and not pt.high_precision_accumulate:
         return f"dtype:{pt.data_type.letter} without HPA"
     if pt.data_type is DataType.S and pt.f32_xdl_math_op not in (DataType.S, DataType.X):
         return f"F32XdlMathOp:{pt.f32_xdl_math_op.letter}"
@@ -126,11 +146,13 @@ def _solution_reasons(sol: Solution) -> list[str]:
         out.append("MI multi-block")
     elif (mi.m, mi.n) not in ((16, 16), (32, 32)):
         out.append(f"MI:{mi.m}x{mi.n}")
-    if sol.runtime.global_split_u != 1:
+    if sol.runtime.global_split_u != 1 and not is_split_k(sol):
+        # SingleBuffer and MultipleBuffer need the runtime's separate beta-only / reduction kernels;
+        # MultipleBufferSingleKernel reduces in the kernel itself (splitk.py)
         out.append("GSU>1")
-    if sol.global_split_u_algorithm == "MultipleBufferSingleKernel":
-        # the host appends dstD/Synchronizer/GSUSync for these whatever the GSU value
-        out.append("GSU MultipleBufferSingleKernel")
+    if is_split_k(sol) and sol.problem_type.compute_type is not DataType.S:
+        # the in-kernel reduction adds f32 partial sums
+        out.append(f"GSU MultipleBufferSingleKernel compute {sol.problem_type.compute_type.letter}")
     if sol.workgroup[2] != 1:
         out.append("LocalSplitU")
     if sol.inner_unroll != 1:
@@ -152,7 +174,7 @@ def unsupported_reasons(sol: Solution) -> tuple[str, ...]:
         return tuple(dict.fromkeys(reasons))
     try:
         plan = build_plan(sol)
-        build_register_map(plan, "kernel", solution_layout(sol))
+        build_register_map(plan, "kernel", solution_layout(sol), preload=preload_dwords(sol))
     except Unsupported as exc:
         return (exc.feature,)
     except RegisterOverflow as exc:
@@ -167,7 +189,7 @@ def unsupported_details(sol: Solution) -> tuple[str, ...]:
         return reasons
     try:
         plan = build_plan(sol)
-        build_register_map(plan, sol.name or "kernel", solution_layout(sol))
+        build_register_map(plan, sol.name or "kernel", solution_layout(sol), preload=preload_dwords(sol))
     except Unsupported as exc:
         return (f"{exc.feature} ({exc.detail})",)
     except RegisterOverflow as exc:
@@ -184,7 +206,8 @@ def _overflow_feature(exc: RegisterOverflow) -> str:
 
 
 def runtime_overrides_read(sol: Solution) -> dict[str, bool]:
-    """Which runtime overrides in the argument header our kernels act on: none yet. They run GSU 1 and
-    map workgroups in order (WorkGroupMapping and StaggerU only reorder work, so ignoring them is exact);
-    the library declares them unsupported so the runtime never sends a GSU the kernel would ignore."""
-    return {"gsu": False, "wgm": False, "staggerU": False}
+    """Which runtime overrides in the argument header our kernels act on. MultipleBufferSingleKernel
+    kernels take the GSU from the header (any value, splitk.py); the others run GSU 1. All map
+    workgroups in order (WorkGroupMapping and StaggerU only reorder work, so ignoring them is exact);
+    the library declares the rest unsupported so the runtime never sends a value a kernel would ignore."""
+    return {"gsu": is_split_k(sol), "wgm": False, "staggerU": False}

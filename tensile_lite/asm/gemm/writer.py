@@ -11,8 +11,9 @@ name and the code object version: labels are numbered, registers laid out determ
 Header contract (spec/kernel_anatomy.md §1.5, epilogue_semantics.md §4): argType 0 takes the
 arguments inline, whatever gemm_count says; argType 1 and 2 are grouped launches whose workgroups
 find their GEMM in the library's table or in hipBLASLt's user arguments (setup.load_arguments).
-GSU, WorkGroupMapping and StaggerU are runtime choices the kernel implements as GSU 1 / row-major /
-no stagger (the library must therefore declare `internalArgsSupport.gsu` false for these kernels).
+WorkGroupMapping and StaggerU are runtime choices the kernel implements as row-major / no stagger;
+GSU is read from the header by MultipleBufferSingleKernel kernels (splitk.py) and is 1 for the others
+(the library declares what each kernel honours: support.runtime_overrides_read).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tensile_lite.asm.gemm.epilogue import epilogue
 from tensile_lite.asm.gemm.layout import build_register_map
 from tensile_lite.asm.gemm.mainloop import summation
 from tensile_lite.asm.gemm.plan import build_plan
+from tensile_lite.asm.gemm.preload import enter, preload_dwords
 from tensile_lite.asm.gemm.setup import setup
 from tensile_lite.asm.gemm.support import unsupported_details
 from tensile_lite.asm.kernel import KernelSpec, kernel_header, kernel_trailer
@@ -52,14 +54,16 @@ def generate(sol: Solution, name: str | None = None, *, code_object_version: int
     name = name or kernel_name(sol)
     plan = build_plan(sol)
     layout = solution_layout(sol)
-    regs = build_register_map(plan, name, layout)
+    preload = preload_dwords(sol)
+    regs = build_register_map(plan, name, layout, preload=preload)
     spec = KernelSpec(
         name=name, arch=plan.arch, arguments=tuple(p.argument for p in layout.arguments),
         workgroup_size=plan.num_threads, lds_bytes=plan.lds_bytes, workgroup_ids=(True, False, False),
-        code_object_version=code_object_version,
+        code_object_version=code_object_version, kernarg_preload=preload,
         extra_metadata={"custom.config": {"InternalSupportParams": {"KernArgsVersion": KERN_ARGS_VERSION}}})
     lines = kernel_header(spec)
     e = Emitter(plan, regs, lines)
+    enter(e, spec)
     setup(e)
     summation(e)
     epilogue(e)

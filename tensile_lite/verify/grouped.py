@@ -1,0 +1,241 @@
+"""Grouped-GEMM kernels, launched the way hipBLASLt's runtime launches them (spec/epilogue_semantics.md §4):
+one 1-D launch over several GEMMs whose arguments sit in device memory, either the library's table
+(argType 1: wgTable, then one packed record per GEMM) or hipBLASLt's `UserArguments` array (argType 2,
+only for problem types that support user arguments).
+
+The GEMMs of a group are the kernel's cases (problems.cases: each kept inside the solution's predicates,
+with edge tiles, a K tail, a batch, padded strides, alpha 0, K 0), each with its own alpha, beta and
+epilogue inputs (bias type, activation). The argument bytes come from the writer's packers
+(`asm.gemm.pack_grouped`), with the header words the runtime derives from the `.dat` entry
+(runtime_args.header_words). In argType 2 structs StrideBias goes in the field hipBLASLt calls
+`reserved` (which its setDeviceUserArgs leaves alone, spec §4.3): a user who batches the bias sets it.
+
+Workgroup ids map to GEMMs as the runtime's numWorkGroups prefix sums say: the id is first remapped over
+the whole launch by WorkGroupMappingXCC, then falls in one GEMM, whose tiles it walks in that GEMM's
+WorkGroupMapping order (or row-major, for a kernel that ignores those arguments; both are correct and
+the tiles written tell which). Small GEMMs run whole, larger ones their representative tiles only.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import time
+from collections.abc import Callable, Sequence
+
+import attrs
+import numpy as np
+
+from tensile_lite.asm.gemm import ARG_TYPE_TABLE, ARG_TYPE_USER, pack_grouped
+from tensile_lite.asm.gemm.features import epilogue_features
+from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError, UnsupportedInstruction
+from tensile_lite.errors import TensileLiteError
+from tensile_lite.verify import compare, runtime_args
+from tensile_lite.verify.errors import NotVerifiable
+from tensile_lite.verify.launch import FULL_GRID_LIMIT, Inputs, make_inputs, reference_of
+from tensile_lite.verify.mapping import ROW_MAJOR, Grid, LaunchId, Tile, TileOrder, representative_tiles
+from tensile_lite.verify.problems import Case
+from tensile_lite.verify.runtime_view import RuntimeSolution
+from tensile_lite.verify.tensors import read_back
+
+ARG_TYPE_NAMES = {ARG_TYPE_TABLE: "argType 1 (argument table)", ARG_TYPE_USER: "argType 2 (UserArguments)"}
+# A group of fewer GEMMs than this says so in the kernel's notes.
+MIN_GROUP = 3
+
+GroupTile = tuple[int, Tile]  # (GEMM index in the group, tile of that GEMM)
+
+
+def arg_types(rs: RuntimeSolution) -> list[int]:
+    """The argument kinds the runtime may launch this kernel with."""
+    return [ARG_TYPE_TABLE] + ([ARG_TYPE_USER] if rs.problem_type.support_user_args else [])
+
+
+def notes(rs: RuntimeSolution) -> list[str]:
+    """What a reader of the report should know about how this kernel's grouped launches were made."""
+    out = []
+    if not rs.problem_type.support_user_args:
+        out.append("argType 2 not run: the problem type does not support device user arguments")
+    elif epilogue_features(rs.problem_type).has_factor_dim_arg:
+        out.append("argType 2 used the writer's struct with factorDim before e (4 bytes longer than hipBLASLt's "
+                   "UserArguments, spec/epilogue_semantics.md §4.3)")
+    return out
+
+
+def check_launchable(rs: RuntimeSolution) -> None:
+    """NotVerifiable for grouped launches the runtime could not make."""
+    if runtime_args.version(rs) < 1:
+        raise NotVerifiable("grouped GEMM with argument version 0: the 8-byte header has no numWorkGroups")
+
+
+@attrs.frozen(slots=True)
+class GroupLayout:
+    """Which workgroup of a grouped launch computes which tile of which GEMM."""
+
+    grids: tuple[Grid, ...]
+
+    @property
+    def starts(self) -> tuple[int, ...]:
+        """wgTable: the first workgroup of each GEMM."""
+        out, total = [], 0
+        for g in self.grids:
+            out.append(total)
+            total += g.count
+        return tuple(out)
+
+    @property
+    def count(self) -> int:
+        return sum(g.count for g in self.grids)
+
+    def tile(self, order: TileOrder, wg: LaunchId) -> GroupTile:
+        # XCC remap over the whole launch (a 1-row grid of all workgroups), then the GEMM's own order
+        flat = attrs.evolve(order, wgm=1).tile(Grid(self.count, 1, 1), wg)[0]
+        starts = self.starts
+        gemm = max(i for i, s in enumerate(starts) if s <= flat and self.grids[i].count)
+        local = flat - starts[gemm]
+        return gemm, attrs.evolve(order, xcc=1).tile(self.grids[gemm], (local, 0, 0))
+
+    def table(self, order: TileOrder) -> dict[GroupTile, LaunchId]:
+        out: dict[GroupTile, LaunchId] = {}
+        for w in range(self.count):
+            out.setdefault(self.tile(order, (w, 0, 0)), (w, 0, 0))
+        return out
+
+
+def grid_of(rs: RuntimeSolution, case: Case) -> Grid:
+    """One GEMM's tiles; a grouped launch is 1-D on every architecture."""
+    mt0, mt1 = rs.solution.macro_tile
+    p = case.problem
+    batch = p.batch if rs.problem_type.num_indices_c == 3 else 1
+    return Grid(math.ceil(p.m / mt0), math.ceil(p.n / mt1), batch)
+
+
+def wanted_tiles(grid: Grid) -> list[Tile]:
+    if grid.count <= FULL_GRID_LIMIT:
+        return [(i, j, b) for b in range(grid.batch) for j in range(grid.tiles1) for i in range(grid.tiles0)]
+    return representative_tiles(grid)
+
+
+@attrs.frozen(slots=True)
+class GemmError:
+    index: int  # position in the group
+    case: Case
+    error: str
+
+
+@attrs.frozen(slots=True)
+class GroupResult:
+    arg_type: int
+    cases: tuple[Case, ...]
+    errors: tuple[GemmError, ...]  # GEMMs whose D is wrong (or the launch as a whole, index -1)
+    workgroups: int  # workgroups emulated
+    grid: int  # workgroups of the whole launch
+    instructions: int
+    seconds: float
+    order: TileOrder | None = None  # the tile order seen, when a subset ran and the orders differ
+
+    def describe(self) -> str:
+        names = ", ".join(c.name for c in self.cases)
+        return f"{ARG_TYPE_NAMES[self.arg_type]}, {len(self.cases)} GEMMs [{names}]"
+
+
+def _pack(rs: RuntimeSolution, cases: Sequence[Case], inputs: Sequence[Inputs],
+          buffers: Sequence[dict[str, int]], arg_type: int, table_address: int) -> tuple[bytes, bytes]:
+    try:
+        kernarg, table = pack_grouped(
+            rs.solution, [c.problem for c in cases], buffers, [c.alpha for c in cases], [c.beta for c in cases],
+            table_address=table_address, arg_type=arg_type,
+            epilogues=[t.epilogue.args if t.epilogue else None for t in inputs])
+    except TensileLiteError as exc:
+        raise NotVerifiable(f"grouped arguments cannot be packed: {exc.one_line()}") from None
+    # the header words are the runtime's, from the .dat entry (as for argType 0)
+    return kernarg[:4] + struct.pack("<II", *runtime_args.header_words(rs)) + kernarg[12:], table
+
+
+def _launch(emu: Emulator, kernel: str, rs: RuntimeSolution, cases: Sequence[Case], inputs: Sequence[Inputs],
+            arg_type: int, layout: GroupLayout, ids: list[LaunchId]) -> tuple[list[np.ndarray], int]:
+    """Each GEMM's D buffer after running workgroups `ids` of one grouped launch, and the instructions
+    executed."""
+    mem = DeviceMemory()
+    buffers: list[dict[str, int]] = []
+    for t in inputs:
+        b = {name: mem.alloc(x.flat) for name, x in (("A", t.a), ("B", t.b), ("C", t.c), ("D", t.d))}
+        if t.epilogue is not None:
+            b.update({name: mem.alloc(data) for name, data in t.epilogue.buffers.items()})
+        buffers.append(b)
+    # the table's size does not depend on where it is: pack once to size it, then at its address
+    _, sizing = _pack(rs, cases, inputs, buffers, arg_type, 0)
+    address = mem.alloc(len(sizing))
+    kernarg, table = _pack(rs, cases, inputs, buffers, arg_type, address)
+    mem.write(address, table)
+    stats = emu.launch(kernel, grid=(layout.count, 1, 1), block=(rs.solution.num_threads, 1, 1),
+                       kernargs=kernarg, memory=mem, workgroups=ids)
+    return [mem.array(b["D"], t.d.flat.dtype, t.d.flat.size) for b, t in zip(buffers, inputs, strict=True)], \
+        stats.instructions
+
+
+def _written(inputs: Sequence[Inputs], flats: Sequence[np.ndarray], macro_tile: tuple[int, int]) -> set[GroupTile]:
+    out: set[GroupTile] = set()
+    for i, (t, flat) in enumerate(zip(inputs, flats, strict=True)):
+        bits = compare.as_mnb(read_back(t.d, flat)[0])
+        out |= {(i, tile) for tile in compare.written_tiles(bits, t.d.element.sentinel, macro_tile)}
+    return out
+
+
+def run_group(emu: Emulator, kernel: str, rs: RuntimeSolution, cases: Sequence[Case], arg_type: int,
+              rng_of: Callable[[Case], np.random.Generator]) -> GroupResult:
+    """One grouped launch over `cases` (argType `arg_type`), every GEMM's D compared with its reference.
+    NotVerifiable when the emulator cannot run the kernel or the arguments cannot be packed."""
+    start = time.perf_counter()
+    sol = rs.solution
+    inputs = [make_inputs(rs, c, rng_of(c)) for c in cases]
+    layout = GroupLayout(tuple(grid_of(rs, c) for c in cases))
+    wanted = {(i, tile) for i, g in enumerate(layout.grids) for tile in wanted_tiles(g)}
+    subset = len(wanted) < layout.count
+    declared = runtime_args.tile_order(rs)
+    orders = [declared] + ([] if declared.is_row_major else [ROW_MAJOR])
+    candidates = list(orders)
+    ran = instructions = 0
+    ids: list[LaunchId] = []
+    written: set[GroupTile] = set()
+
+    def result(errors: list[GemmError], order: TileOrder | None = None) -> GroupResult:
+        return GroupResult(arg_type, tuple(cases), tuple(errors), ran, layout.count, instructions,
+                           time.perf_counter() - start, order)
+
+    try:
+        while True:
+            table = layout.table(candidates.pop(0))
+            ids = sorted({table[gt] for gt in wanted})
+            flats, count = _launch(emu, kernel, rs, cases, inputs, arg_type, layout, ids)
+            ran += len(ids)
+            instructions += count
+            written = _written(inputs, flats, sol.macro_tile)
+            if not subset or written <= wanted:
+                break
+            # other tiles were written: if another known order explains them, run under that order
+            candidates = [o for o in candidates if {layout.tile(o, w) for w in ids} == written]
+            if not candidates:
+                break
+    except UnsupportedInstruction as exc:
+        raise NotVerifiable(f"the emulator does not implement: {exc.message}") from None
+    except EmulatorError as exc:
+        return result([GemmError(-1, cases[0], f"{type(exc).__name__}: {exc.message}")])
+    errors: list[GemmError] = []
+    if subset and written - wanted:
+        stray = sorted(written - wanted)[:8]
+        errors.append(GemmError(-1, cases[0], f"workgroups {[w[0] for w in ids]} wrote (GEMM, tile) {stray}, not "
+                                "the tiles the runtime's WorkGroupMapping or a row-major order give"))
+    for i, (c, t, flat) in enumerate(zip(cases, inputs, flats, strict=True)):
+        d_bits, d_values, outside = read_back(t.d, flat)
+        sentinel = np.asarray(t.d.element.sentinel).astype(outside.dtype)
+        if (outside != sentinel).any():
+            errors.append(GemmError(i, c, f"wrote {int((outside != sentinel).sum())} elements of D's buffer outside "
+                                    "the problem (padding or gaps between batches)"))
+            continue
+        bits, got = compare.as_mnb(d_bits), compare.as_mnb(d_values)
+        mask = compare.tile_mask(bits.shape, sol.macro_tile, [tile for g, tile in wanted if g == i])
+        error = compare.mismatches(bits, got, reference_of(rs, c, t), t.d.element, mask)
+        if error is not None:
+            errors.append(GemmError(i, c, error))
+    seen = [o for o in orders if {layout.tile(o, w) for w in ids} == written]
+    return result(errors, seen[0] if subset and len(orders) > 1 and len(seen) == 1 else None)
