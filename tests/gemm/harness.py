@@ -107,6 +107,8 @@ class Result:
     instructions: int
     dest: DataType
     fp8: str = "fnuz"      # the target's 8-bit float encoding (for fp8/bf8 D)
+    # OutputAmaxD: (written, reference, tolerance) of max |D before scaleD|, else None
+    amax: tuple[float, float, float] | None = None
 
     @property
     def rounded(self) -> np.ndarray:
@@ -121,9 +123,16 @@ class Result:
             raise AssertionError(f"{int(bad.sum())} of {bad.size} elements differ: {detail}")
 
     def check(self) -> None:
-        """Within the error bound of every element (or equal to the rounded reference, for infinities)."""
+        """Within the error bound of every element (or equal to the rounded reference, for infinities),
+        and the amax of D within its bound."""
         assert self.untouched, "the kernel wrote D outside the problem"
         self._fail(~((np.abs(self.got - self.want) <= self.tolerance) | (self.got == self.rounded)), self.want)
+        self.check_amax()
+
+    def check_amax(self) -> None:
+        if self.amax is not None:
+            got, want, tol = self.amax
+            assert abs(got - want) <= tol, f"amax of D: got {got!r}, want {want!r} (tolerance {tol:.3g})"
 
     def check_exact(self) -> None:
         """Bit for bit the reference rounded once to the destination type (for problems whose f32
@@ -149,6 +158,19 @@ class _Call:
     buffers: dict
 
 
+AMAX_POISON = 0x7149F2CA  # 1e30 as f32: a partial nobody wrote wins the max and fails the check
+AMAX_SYNC_DWORDS = 64     # counters: one per GEMM of a launch
+
+
+def _amax_buffers(sol: Solution, problem: GemmProblem, mem: DeviceMemory) -> dict[str, int]:
+    """AmaxD's output (NaN until written), its workspace as the host sizes it (a f32 per workgroup,
+    poisoned) and zeroed counters."""
+    groups = max(num_workgroups(sol, problem, gsu=1), 1)
+    return {"amaxOut": mem.alloc(np.full(1, nan_bits(DataType.S), np.uint32)),
+            "amaxWS": mem.alloc(np.full(groups, AMAX_POISON, np.uint32)),
+            "amaxSync": mem.alloc(np.zeros(AMAX_SYNC_DWORDS, np.uint32))}
+
+
 def fp8_encoding(sol: Solution) -> str:
     """How the target encodes fp8/bf8 elements ("fnuz" on gfx94x, "ocp" on gfx950)."""
     return arch_info(sol.arch).fp8 or "fnuz"
@@ -171,12 +193,26 @@ def _prepare(pt: ProblemType, mem: DeviceMemory, problem: GemmProblem, alpha: fl
     return _Call(problem, alpha, beta, ep, inputs, vectors, buffers)
 
 
-def _result(sol: Solution, mem: DeviceMemory, call: _Call, instructions: int) -> Result:
+def _with_amax(sol: Solution, call: _Call, mem: DeviceMemory) -> _Call:
+    if not sol.problem_type.output_amax_d:
+        return call
+    return attrs.evolve(call, buffers={**call.buffers, **_amax_buffers(sol, call.problem, mem)})
+
+
+def _result(sol: Solution, mem: DeviceMemory, call: _Call, instructions: int, *, amax_written: bool = True) -> Result:
     pt = sol.problem_type
     got, untouched = _read_d(pt, call.problem, mem, call.buffers["D"], call.inputs["D"][0], fp8_encoding(sol))
-    want, tol = reference(pt, call.problem, call.inputs, call.alpha, call.beta, call.epilogue, call.vectors,
-                          flush_f16=arch_info(sol.arch).mfma_flushes_f16_denorms)
-    return Result(got, want, tol, untouched, instructions, pt.dest_type, fp8_encoding(sol))
+    want, tol, pre_d, pre_err = reference(pt, call.problem, call.inputs, call.alpha, call.beta, call.epilogue,
+                                          call.vectors, flush_f16=arch_info(sol.arch).mfma_flushes_f16_denorms)
+    amax = None
+    if pt.output_amax_d and amax_written:
+        got_amax = float(mem.array(call.buffers["amaxOut"], np.float32, 1)[0])
+        # the kernel's max drops NaN elements; an empty or all-NaN D gives 0
+        finite = np.abs(pre_d[~np.isnan(pre_d)])
+        want_amax = float(finite.max()) if finite.size else 0.0
+        tol_amax = float(pre_err[~np.isnan(pre_d)].max()) if finite.size else 0.0
+        amax = (got_amax, want_amax, tol_amax)
+    return Result(got, want, tol, untouched, instructions, pt.dest_type, fp8_encoding(sol), amax)
 
 
 def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float = 0.0, seed: int = 0,
@@ -186,7 +222,8 @@ def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float =
     sol = built.solution
     pt = sol.problem_type
     mem = DeviceMemory()
-    call = _prepare(pt, mem, problem, alpha, beta, epilogue, np.random.default_rng(seed), fp8_encoding(sol))
+    call = _with_amax(sol, _prepare(pt, mem, problem, alpha, beta, epilogue, np.random.default_rng(seed),
+                                    fp8_encoding(sol)), mem)
     gsu = launch_gsu(sol, problem)
     buffers = with_split_k_buffers(sol, problem, mem, call.buffers, gsu)
     kernargs = pack_kernel_args(sol, problem, buffers, alpha, beta, gemm_count=gemm_count, arg_type=arg_type,
@@ -207,7 +244,7 @@ def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alp
     mem = DeviceMemory()
     rng = np.random.default_rng(seed)
     eps = epilogues or [None] * len(problems)
-    calls = [_prepare(pt, mem, p, a, b, ep, rng, fp8_encoding(sol))
+    calls = [_with_amax(sol, _prepare(pt, mem, p, a, b, ep, rng, fp8_encoding(sol)), mem)
              for p, a, b, ep in zip(problems, alphas, betas, eps, strict=True)]
     table_address = mem.alloc(1 << 16)
     kernargs, table = pack_grouped(sol, problems, [with_split_k_buffers(sol, p, mem, c.buffers)
@@ -220,7 +257,8 @@ def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alp
     emu = emulator or emulator_for(built)
     stats = emu.launch(built.name, grid=(max(grid, 1), 1, 1), block=(sol.num_threads, 1, 1), kernargs=kernargs,
                        memory=mem) if grid else None
-    return [_result(sol, mem, c, stats.instructions if stats else 0) for c in calls]
+    # hipBLASLt's user arguments carry no amax output (amax.py): only argType 1 writes one
+    return [_result(sol, mem, c, stats.instructions if stats else 0, amax_written=arg_type == 1) for c in calls]
 
 
 def _inputs(pt: ProblemType, problem: GemmProblem, rng: np.random.Generator, alpha: float,
@@ -259,8 +297,9 @@ def _read_d(pt: ProblemType, problem: GemmProblem, mem: DeviceMemory, address: i
 
 def reference(pt: ProblemType, problem: GemmProblem, inputs: dict[str, tuple[np.ndarray, np.ndarray]],
               alpha: float, beta: float, ep: Epilogue, vectors: Vectors, *,
-              flush_f16: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """D in float64 following the epilogue's steps, and a per-element bound of the kernel's error.
+              flush_f16: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """D in float64 following the epilogue's steps and a per-element bound of the kernel's error,
+    then the same two before scaleD (what OutputAmaxD takes the max of).
 
     The scalars are combined in f32 exactly as the kernel does; every other step is exact here and
     its f32 rounding goes into the bound (2^-24 relative per step), which the activation scales by
@@ -303,6 +342,7 @@ def reference(pt: ProblemType, problem: GemmProblem, inputs: dict[str, tuple[np.
         err = err + np.abs(t) * ulp
     if feat.activation != "none":
         t, err = activate(ep.activation, ep.activation_args, t, err)
+    pre_d, pre_err = t, err
     if feat.scale_cd:
         sd = 1.0 if ep.scale_d is None else ep.scale_d
         t = t * sd
@@ -313,7 +353,7 @@ def reference(pt: ProblemType, problem: GemmProblem, inputs: dict[str, tuple[np.
     # (fp8/bf8: the larger of the FNUZ and OCP smallest subnormals)
     out_min = {DataType.S: 2.0 ** -149, DataType.H: 2.0 ** -24, DataType.B: 2.0 ** -133, DataType.F8: 2.0 ** -9,
                DataType.B8: 2.0 ** -16, DataType.I: 0.0, DataType.I8: 0.0}[pt.dest_type]
-    return t, err + np.abs(t) * out_eps * 1.01 + out_min
+    return t, err + np.abs(t) * out_eps * 1.01 + out_min, pre_d, pre_err
 
 
 def padded(pt: ProblemType, m: int, n: int, k: int, batch: int = 1, pad: int = 3) -> GemmProblem:

@@ -44,7 +44,6 @@ def test_fused_epilogue_is_supported(extra: dict) -> None:
     ({"Activation": 1, "ActivationType": "hipblaslt_all", "ActivationComputeDataType": 4},
      "ActivationComputeDataType:H"),
     ({"UseE": 1}, "E output"),
-    ({"OutputAmaxD": 1}, "AmaxD"),
     ({"StridedBatched": 0}, "GeneralBatched"),
     ({"HighPrecisionAccumulate": 0}, "dtype:H without HPA"),
     # int8 with f32 compute and f16 mixed with bf16 are not built (test_int8.py / test_fp8.py: what is)
@@ -60,8 +59,10 @@ def test_problem_features_are_named(extra: dict, feature: str) -> None:
     # split-K through the runtime's second kernel (MultipleBufferSingleKernel is built: test_splitk.py)
     ({"GlobalSplitU": 2, "GlobalSplitUAlgorithm": "SingleBuffer"}, "GSU>1"),
     ({"StreamK": 3}, "StreamK"),
+    # amax and in-kernel split-K would both count arrivals in the Synchronizer
+    ({"GlobalSplitU": 2, "GlobalSplitUAlgorithm": "MultipleBufferSingleKernel", "pt": {"OutputAmaxD": 1}},
+     "AmaxD with split-K"),
     ({"DirectToLds": 1}, "DirectToLds"),
-    ({"StoreRemapVectorWidth": 4}, "StoreRemapVectorWidth"),
     ({"CustomKernelName": "Custom_x"}, "CustomKernel"),
     ({"arch": "gfx1100"}, "arch:gfx1100"),
     ({"arch": "gfx908"}, "arch:gfx908"),
@@ -87,7 +88,8 @@ def test_scheduling_knobs_are_accepted() -> None:
                    SourceSwap=1, **{"1LDSBuffer": 1}, TransposeLDS=0, MIArchVgpr=1, NonTemporalA=4,
                    WaveSeparateGlobalReadA=1, NumLoadsCoalescedA=2, ScheduleIterAlg=3, StorePriorityOpt=1,
                    StoreSyncOpt=4, PreloadKernArgs=1, WorkGroupMapping=-8, StaggerU=32,
-                   AssertFree0ElementMultiple=8, ExpandPointerSwap=1, ClusterLocalRead=0)
+                   AssertFree0ElementMultiple=8, ExpandPointerSwap=1, ClusterLocalRead=0,
+                   StoreRemapVectorWidth=4)
     assert unsupported_reasons(sol) == ()
 
 
@@ -104,7 +106,8 @@ def test_dev_set_v1_solutions() -> None:
             assert sol.arch in ARCHS
             assert (pt.data_type, pt.dest_type, pt.compute_type) in TYPES
             assert (sol.runtime.global_split_u == 1 or is_split_k(sol)) and sol.workgroup[2] == 1
-            assert not (pt.gradient or pt.use_e or pt.output_amax_d)
+            assert not (pt.gradient or pt.use_e)
+            assert not (pt.output_amax_d and is_split_k(sol))
             assert all(t in (DataType.S, DataType.H, DataType.B) for t in pt.bias_data_types if pt.use_bias)
             epilogue += bool(pt.use_bias)
     assert supported >= 300 and epilogue >= 100

@@ -136,6 +136,8 @@ def argument_layout(pt: ProblemType, *, activation_fused: bool = True, split_k: 
 
 # The arguments only a MultipleBufferSingleKernel solution's kernel takes (after every other one).
 SPLIT_K_ARGUMENTS = ("dstD", "Synchronizer", "GSUSync")
+# OutputAmaxD's arguments (hipBLASLt's user-arguments struct has no place for them).
+AMAX_ARGUMENTS = ("AddrAmaxOut", "AmaxWS", "AmaxSync")
 
 
 def is_split_k(sol: Solution) -> bool:

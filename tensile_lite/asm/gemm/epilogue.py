@@ -8,6 +8,7 @@ Per element, in f32, in upstream's order (spec/epilogue_semantics.md §1.1, GSU 
     t = fma(C, beta', t)                   only when beta' has non-zero bits (+0.0 never reads C)
     t = t + bias[f]
     t = act(t)                             run-time activationType of an `all`/`hipblaslt_all` kernel
+    amax = max(amax, |t|)                  OutputAmaxD (amax.py: reduced over the GEMM at the end)
     t = t * scaleD
     D = cvt(t)                             f16: hardware RNE; bf16: RNE in software with NaN kept (§3)
 
@@ -24,13 +25,13 @@ dropped (and their C loads read 0).
 from __future__ import annotations
 
 from tensile_lite.asm.arith import udiv_const
-from tensile_lite.asm.gemm import activation, integer, splitk
+from tensile_lite.asm.gemm import activation, amax, integer, splitk
 from tensile_lite.asm.gemm.convert import CLASS_NAN_INF, F8_FORMATS, f8_to_f32, pack_f8, saturate_f8
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, VectorRegion
 from tensile_lite.asm.gemm.vectors import prepare_scalars, scale_d, stage_vectors
 from tensile_lite.asm.modifiers import DS, NO_CACHE, Buf, CachePolicy
-from tensile_lite.asm.operands import Reg
+from tensile_lite.asm.operands import Label, Reg
 from tensile_lite.model import DataType
 
 BF16_NAN = 0x7FFF0000
@@ -54,9 +55,13 @@ class _Regs:
         self.addr_d = rest[2]
         self.t = rest[3]           # scratch (C conversion, bf16 rounding, activation)
         self.nan = rest[4]         # the bf16 NaN pattern
+        extra = 5
         if e.plan.vectors:
             self.lds_row = rest[5]  # LDS byte offset of the lane's first row in a staged vector
             self.lds_col = rest[6]  # ... of its column
+            extra = 7
+        if e.plan.epilogue.amax_d:
+            self.amax = rest[extra]  # the lane's running max of |t| (OutputAmaxD)
 
 
 def _quads(e: Emitter) -> list[int]:
@@ -188,8 +193,9 @@ def _before_c(e: Emitter, w: _Regs, t0: int, t1: int) -> None:
             _apply_vector(e, w, region, t0, t1, add=False)
 
 
-def _after_c(e: Emitter, w: _Regs, t0: int, t1: int) -> None:
-    """bias, activation and scaleD (everything after beta * C)."""
+def _after_c(e: Emitter, w: _Regs, t0: int, t1: int, guard: tuple[list[int], Reg] | None = None) -> None:
+    """bias, activation, amax and scaleD (everything after beta * C); `guard` (edge tiles): each
+    value's row and the lane's row limit, so elements outside the problem add nothing to amax."""
     plan, r = e.plan, e.r
     feat = plan.epilogue
     values = [w.values[i] for i in range(plan.mfma.cd_regs)]
@@ -199,6 +205,13 @@ def _after_c(e: Emitter, w: _Regs, t0: int, t1: int) -> None:
     if feat.activation != "none":
         activation.apply(e, feat.activation, values, w.t, r.arg("activationType"), r.arg("activationAlpha"),
                          r.arg("activationBeta"))
+    if feat.amax_d:
+        if guard is None:
+            amax.update(e, w.amax, values, w.t)
+        else:
+            rows, limit = guard
+            for value, row in zip(values, rows, strict=True):
+                amax.update_guarded(e, w.amax, value, row, limit, w.t)
     if feat.scale_cd:
         e(e.isa.v_mul_f32(v, scale_d(e), v) for v in values)
 
@@ -314,7 +327,7 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
             c_regs.append((w.c[i], 0))
         e.wait(vmcnt=0)
         _add_beta_c(e, w, c_regs)
-    _after_c(e, w, t0, t1)
+    _after_c(e, w, t0, t1, (rows, limit))
     dt = plan.dest_type
     for i, row in enumerate(rows):
         val = w.values[i]
@@ -338,7 +351,8 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
         e(store(val, r.vtmp[0], r.srd_d, 0, mods=_store_mods(e, row * bpe)))
 
 
-def _variant(e: Emitter, w: _Regs, edge: bool, beta: bool) -> None:
+def _variant(e: Emitter, w: _Regs, edge: bool, beta: bool, end: Label | None) -> None:
+    """One variant's stores; then the end of the program, or a branch to `end` (the amax stage)."""
     plan = e.plan
     wt0, wt1 = plan.wave_tile
     block = _edge_block if edge else _full_block
@@ -346,7 +360,7 @@ def _variant(e: Emitter, w: _Regs, edge: bool, beta: bool) -> None:
         soff_d, soff_c = _column_offsets(e, t1)
         for t0 in range(wt0):
             block(e, w, t0, t1, beta, soff_d, soff_c)
-    e(e.isa.s_endpgm())
+    e(e.isa.s_endpgm() if end is None else e.isa.s_branch(end))
 
 
 def epilogue(e: Emitter) -> None:
@@ -363,6 +377,9 @@ def epilogue(e: Emitter) -> None:
         e(isa.s_movk_i32(r.stmp[6], 0x7FFF), isa.v_mov_b32(w.nan, BF16_NAN))
     elif plan.dest_type in F8_FORMATS:
         e(isa.s_movk_i32(r.stmp[6], CLASS_NAN_INF))
+    end = e.new_label("AmaxD") if plan.epilogue.amax_d else None
+    if end is not None:
+        amax.start(e, w.amax)
     edge_label = e.new_label("EdgeTile")
     e(isa.s_cmp_lg_u32(r.edge, 0), isa.s_cbranch_scc1(edge_label))
     for edge in (False, True):
@@ -371,6 +388,9 @@ def epilogue(e: Emitter) -> None:
         if plan.use_beta:
             beta_zero = e.new_label("BetaZero" + ("Edge" if edge else ""))
             e(isa.s_cmp_eq_u32(r.arg("beta"), 0), isa.s_cbranch_scc1(beta_zero))
-            _variant(e, w, edge, True)
+            _variant(e, w, edge, True, end)
             e.label(beta_zero)
-        _variant(e, w, edge, False)
+        _variant(e, w, edge, False, end)
+    if end is not None:
+        e.label(end)
+        amax.finish(e, w.amax)

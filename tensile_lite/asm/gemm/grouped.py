@@ -22,6 +22,7 @@ import struct
 from collections.abc import Mapping, Sequence
 
 from tensile_lite.asm.gemm.abi import (
+    AMAX_ARGUMENTS,
     HEADER_BYTES,
     SPLIT_K_ARGUMENTS,
     EpilogueArgs,
@@ -75,9 +76,10 @@ def user_argument_offsets(sol: Solution) -> tuple[dict[str, int], int]:
     pos += 8 + 4 * e_strides
     out.update({"activationAlpha": pos, "activationBeta": pos + 4, "activationType": pos + 8})
     size = pos + 12
-    # hipBLASLt's struct has no split-K arguments: an argType-2 launch runs such kernels unsplit
+    # hipBLASLt's struct has no split-K or amax arguments: an argType-2 launch runs such kernels
+    # unsplit (splitk.py) and without amax (amax.py)
     missing = [p.argument.name for p in layout.arguments[4:]
-               if p.argument.name not in out and p.argument.name not in SPLIT_K_ARGUMENTS]
+               if p.argument.name not in out and p.argument.name not in (*SPLIT_K_ARGUMENTS, *AMAX_ARGUMENTS)]
     if missing:
         raise BuildError(f"{', '.join(missing)} have no place in the user-arguments struct")
     return out, size
@@ -105,7 +107,7 @@ def pack_user_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, in
     out = bytearray(size)
     for placed in solution_layout(sol).arguments[4:]:
         arg = placed.argument
-        if arg.name in SPLIT_K_ARGUMENTS:
+        if arg.name in SPLIT_K_ARGUMENTS or arg.name in AMAX_ARGUMENTS:
             continue
         start = placed.offset - HEADER_BYTES
         value = body[start:start + arg.size]

@@ -68,6 +68,8 @@ class RegisterMap:
     # split-K (MultipleBufferSingleKernel) state, see splitk.py: GSU, the slice index, the tile's
     # counter offset, the slice's first DepthU block; else None
     split_k: tuple[Reg, Reg, Reg, Reg] | None = None
+    # OutputAmaxD: the GEMM's index within a grouped launch (0 otherwise), for its amax counter
+    gemm_index: Reg | None = None
 
     def arg(self, name: str) -> Reg:
         """The SGPR(s) holding kernel argument `name` (valid once the arguments are loaded)."""
@@ -80,8 +82,9 @@ class RegisterMap:
 def epilogue_registers(plan: GemmPlan) -> int:
     """Working VGPRs of the epilogue (see epilogue._Regs): four per-lane coordinates, the block's
     values and C values, then the row limit, two addresses, a temporary and a constant, and with
-    staged vectors the lane's LDS addresses of its rows and of its column."""
-    return 4 + 2 * plan.mfma.cd_regs + 5 + (2 if plan.vectors else 0)
+    staged vectors the lane's LDS addresses of its rows and of its column, and with OutputAmaxD the
+    lane's running max."""
+    return 4 + 2 * plan.mfma.cd_regs + 5 + (2 if plan.vectors else 0) + (1 if plan.epilogue.amax_d else 0)
 
 
 def _operand(regs: Registers, op: OperandPlan) -> tuple[Reg, ...]:
@@ -99,6 +102,10 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
     preloaded = regs.s.reserve(2, preload, "kernarg_preload") if preload else None
     wgid = regs.s.reserve(2 + preload, 1, "wgid")
     args = regs.s.alloc(-(-layout.size // 4), align=4, name="args")
+    if preloaded is not None:
+        # the preloaded dwords are copied into `args` before anything else runs (preload.enter),
+        # so their SGPRs serve as ordinary registers afterwards
+        regs.s.free(preloaded)
     srds = {}
     for n in ("A", "B", "C", "D"):
         srds[n] = regs.s.alloc(4, align=4, name=f"srd{n}")
@@ -107,8 +114,10 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
         "strideB", "fbA", "fbB", "guardA", "guardB")}
     # scratch before the mask pair: wide SGPR tuples start at multiples of 4, pairs fill the gap
     stmp = regs.s.alloc(7, align=4, name="stmp")
-    # the batch index outlives setup only when the epilogue reads a batched bias
-    batch = regs.s.alloc(1, name="batch") if plan.epilogue.bias_read else stmp[6]
+    # the batch index outlives setup only when the epilogue reads a batched bias or counts amax groups
+    keep_batch = plan.epilogue.bias_read or plan.epilogue.amax_d
+    batch = regs.s.alloc(1, name="batch") if keep_batch else stmp[6]
+    gemm_index = regs.s.alloc(1, name="gemm") if plan.epilogue.amax_d else None
     mask = regs.s.alloc(2, align=2, name="mask")
     # four single SGPRs, so they can fill the holes alignment leaves
     split_k = None
@@ -153,4 +162,4 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
         srd_c=srds["C"], srd_d=srds["D"], a=operand_regs("A", va, tile_a, mfma_a, plan.a),
         b=operand_regs("B", vb, tile_b, mfma_b, plan.b), tid=tid, oob=oob, vtmp=vtmp,
         epilogue=block[0:epilogue_registers(plan)], acc=acc, counts=regs.counts(), preload=preloaded,
-        split_k=split_k)
+        split_k=split_k, gemm_index=gemm_index)

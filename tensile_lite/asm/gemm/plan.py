@@ -341,8 +341,9 @@ def build_plan(sol: Solution) -> GemmPlan:
         raise Unsupported("GSU>1", "split-K partial sums are not built for int32 accumulators")
     feat = epilogue_features(pt)
     vectors = vector_regions(feat, (mt0, mt1), threads)
-    # the vectors reuse the tiles' LDS once the main loop is done
-    lds_bytes = max(lds_base, staging_bytes(vectors))
+    # the vectors, and then the amax reduction (an f32 per thread, amax.py), reuse the tiles' LDS once
+    # the main loop is done
+    lds_bytes = max(lds_base, staging_bytes(vectors), 4 * threads if feat.amax_d else 0)
     if lds_bytes > limit:
         raise Unsupported("resources:LDS", f"the epilogue vectors need {lds_bytes} bytes of LDS; at most "
                                            f"{limit} are addressable")

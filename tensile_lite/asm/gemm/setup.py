@@ -91,6 +91,8 @@ def _find_gemm(e: Emitter) -> None:
     e(isa.s_add_u32(index, index, 1), isa.s_cmp_lt_u32(index, count))
     e(isa.s_cbranch_scc1(scan), isa.s_endpgm())
     e.label(found)
+    if r.gemm_index is not None:
+        e(isa.s_mov_b32(r.gemm_index, index))
     e(isa.s_sub_u32(accum, accum, tiles), isa.s_sub_u32(r.workgroup_id, r.workgroup_id, accum))
     e(isa.s_lshr_b32(tmp, header, 30), isa.s_cmp_eq_u32(tmp, 2), isa.s_cbranch_scc1(user))
     _load_block(e, 4, r.args.count - 4, cur, 0)
@@ -98,6 +100,10 @@ def _find_gemm(e: Emitter) -> None:
     e.label(user)
     for first, offset, dwords in plan.args.user_runs:
         _load_block(e, first, dwords, cur, offset)
+    if plan.epilogue.amax_d:
+        # the user-arguments struct carries no amax output: none is written (amax.py)
+        out = r.arg("AddrAmaxOut")
+        e(isa.s_mov_b32(out[0], 0), isa.s_mov_b32(out[1], 0))
     e.label(loaded)
     e.wait(lgkmcnt=0)
 
@@ -115,6 +121,8 @@ def load_arguments(e: Emitter) -> None:
         _load_block(e, have, 4 - have, r.kernarg, 4 * have)
         e.wait(lgkmcnt=0)
     e(isa.s_lshr_b32(r.stmp[0], r.args[0], 30), isa.s_cmp_eq_u32(r.stmp[0], 0), isa.s_cbranch_scc0(grouped))
+    if r.gemm_index is not None:
+        e(isa.s_mov_b32(r.gemm_index, 0))
     rest = max(have, HEADER_BYTES // 4)
     if rest < r.args.count:
         _load_block(e, rest, r.args.count - rest, r.kernarg, 4 * rest)

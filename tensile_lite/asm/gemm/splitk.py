@@ -55,6 +55,12 @@ _MEMORY_MODEL: Mapping[str, tuple[tuple[str, ...], tuple[str, ...], CachePolicy]
 })
 
 
+def memory_model(arch: str) -> tuple[tuple[str, ...], tuple[str, ...], CachePolicy]:
+    """(release instructions, acquire instructions, the atomic's cache policy) of an agent-scope
+    handoff between workgroups on `arch`."""
+    return _MEMORY_MODEL[arch]
+
+
 def _regs(e: Emitter) -> tuple[Reg, Reg, Reg, Reg]:
     """(GSU, slice index, the tile's counter byte offset, slice start in DepthU blocks)."""
     sk = e.r.split_k
@@ -350,7 +356,7 @@ def _arrive(e: Emitter) -> None:
     """Count this workgroup's arrival on its tile's counter; every workgroup but the last ends."""
     isa, r, plan = e.isa, e.r, e.plan
     gsu, _, counter, _ = _regs(e)
-    release, acquire, atomic = _MEMORY_MODEL[plan.arch.name]
+    release, acquire, atomic = memory_model(plan.arch.name)
     t = r.stmp
     v = r.vtmp
     vcc = plan.arch.vcc

@@ -12,7 +12,7 @@ operand (HF8, F8H to H/S; plan.py); int8 with int32 compute (I8II, I8I8; no epil
 alpha and beta); any transposes, strided batch or no batch, with or without beta,
 single-block 16x16 / 32x32 MFMA, GSU 1 or in-kernel split-K (MultipleBufferSingleKernel,
 any GSU), no local split; the fused epilogue (scales, bias,
-activation; no E, amax or gradient); argType 0, 1 and 2 (grouped GEMM).
+activation, amax of D; no E or gradient); argType 0, 1 and 2 (grouped GEMM).
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ MIXED_TYPES: frozenset[tuple[DataType, DataType, DataType]] = frozenset(
 # writer implements. Everything not listed (PrefetchGlobalRead, PrefetchLocalRead, LdsPad*,
 # TransposeLDS, 1LDSBuffer, SourceSwap, vector widths, NonTemporal*, MIArchVgpr, WaveSeparate*,
 # NumLoadsCoalesced*, Schedule*, *PerMfma, ClusterLocalRead, Store*Opt, ExpandPointerSwap,
+# StoreRemapVectorWidth (upstream's LDS transpose before the global store; our stores write each
+# accumulator straight to its element, so the values are the same),
 # PreloadKernArgs, WorkGroupMapping, StaggerU, Assert*ElementMultiple, ...) only chooses how the
 # same results are scheduled or laid out, and is accepted whatever its value.
 _REQUIRED: tuple[tuple[str, object, str], ...] = (
@@ -58,7 +60,6 @@ _REQUIRED: tuple[tuple[str, object, str], ...] = (
     ("DirectToLds", 0, "DirectToLds"),
     ("DirectToVgprA", 0, "DirectToVgpr"),
     ("DirectToVgprB", 0, "DirectToVgpr"),
-    ("StoreRemapVectorWidth", 0, "StoreRemapVectorWidth"),
     ("BufferLoad", 1, "no BufferLoad"),
     ("BufferStore", 1, "no BufferStore"),
     ("Sparse", 0, "Sparse"),
@@ -108,8 +109,8 @@ def _problem_reasons(sol: Solution) -> list[str]:
         out.append("E output")
     if pt.gradient:
         out.append("Gradient")
-    if pt.output_amax_d:
-        out.append("AmaxD")
+    if pt.output_amax_d and pt.compute_type is not DataType.S:
+        out.append(f"AmaxD compute type {pt.compute_type.letter}")
     if pt.sparse:
         out.append("Sparse")
     if pt.stochastic_rounding:
@@ -150,6 +151,9 @@ def _solution_reasons(sol: Solution) -> list[str]:
         # SingleBuffer and MultipleBuffer need the runtime's separate beta-only / reduction kernels;
         # MultipleBufferSingleKernel reduces in the kernel itself (splitk.py)
         out.append("GSU>1")
+    if is_split_k(sol) and sol.problem_type.output_amax_d:
+        # both count arrivals in the Synchronizer: their counters would collide
+        out.append("AmaxD with split-K")
     if is_split_k(sol) and sol.problem_type.compute_type is not DataType.S:
         # the in-kernel reduction adds f32 partial sums
         out.append(f"GSU MultipleBufferSingleKernel compute {sol.problem_type.compute_type.letter}")
