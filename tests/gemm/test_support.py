@@ -6,7 +6,7 @@ import pytest
 
 from tensile_lite.asm.gemm import unsupported_reasons
 from tensile_lite.asm.gemm.abi import is_split_k
-from tensile_lite.asm.gemm.support import ARCHS, TYPES
+from tensile_lite.asm.gemm.support import ARCHS, RDNA_ARCHS, TYPES
 from tensile_lite.model import DataType, Params, ProblemType
 from tests.gemm.devset import logic_files
 from tests.gemm.solutions import TYPES as TYPE_NAMES
@@ -64,7 +64,9 @@ def test_problem_features_are_named(extra: dict, feature: str) -> None:
      "AmaxD with split-K"),
     ({"DirectToLds": 1}, "DirectToLds"),
     ({"CustomKernelName": "Custom_x"}, "CustomKernel"),
-    ({"arch": "gfx1100"}, "arch:gfx1100"),
+    ({"arch": "gfx1030"}, "arch:gfx1030"),
+    # RDNA runs WMMA in wave32, as hipBLASLt does
+    ({"arch": "gfx1100"}, "wave64"),
     ({"arch": "gfx908"}, "arch:gfx908"),
     ({"WorkGroup": [16, 8, 2], "wave_group": (2, 1)}, "LocalSplitU"),
     ({"ActivationFused": 0, "pt": {"Activation": 1, "ActivationType": "all"}}, "ActivationFused=0"),
@@ -103,7 +105,8 @@ def test_dev_set_v1_solutions() -> None:
             if reasons:
                 continue
             supported += 1
-            assert sol.arch in ARCHS
+            assert sol.arch in ARCHS | RDNA_ARCHS
+            assert sol.wavefront_size == (32 if sol.arch in RDNA_ARCHS else 64)
             assert (pt.data_type, pt.dest_type, pt.compute_type) in TYPES
             assert (sol.runtime.global_split_u == 1 or is_split_k(sol)) and sol.workgroup[2] == 1
             assert not (pt.gradient or pt.use_e)

@@ -58,7 +58,7 @@ def _tree(e: Emitter, amax: Reg, addr: Reg, tmp: Reg) -> None:
     vcc = plan.arch.vcc
     e(isa.ds_write_b32(addr, amax))
     e.wait(lgkmcnt=0)
-    e(isa.s_barrier())
+    e(e.barrier())
     half = plan.num_threads // 2
     while half:
         e(isa.v_cmp_gt_u32(vcc, half, r.tid), isa.s_and_saveexec_b64(r.mask, vcc))
@@ -66,7 +66,7 @@ def _tree(e: Emitter, amax: Reg, addr: Reg, tmp: Reg) -> None:
         e.wait(lgkmcnt=0)
         e(isa.v_max_f32(amax, amax, tmp), isa.ds_write_b32(addr, amax))
         e.wait(lgkmcnt=0)
-        e(isa.s_mov_b64(EXEC, r.mask), isa.s_barrier())
+        e(isa.s_mov_b64(EXEC, r.mask), *e.barrier())
         half //= 2
 
 
@@ -109,7 +109,7 @@ def finish(e: Emitter, amax: Reg) -> None:
     e.label(skip)
     # the epilogue's LDS vectors are read by now in every wave
     e.wait(lgkmcnt=0)
-    e(isa.s_barrier(), isa.v_lshlrev_b32(addr, 2, r.tid))
+    e(*e.barrier(), isa.v_lshlrev_b32(addr, 2, r.tid))
     _tree(e, amax, addr, tmp)
     # groups = nwg0 * nwg1 * batch; index = wg0 + wg1 * nwg0 + batch * nwg0 * nwg1
     mt0, mt1 = plan.macro_tile
@@ -152,7 +152,7 @@ def finish(e: Emitter, amax: Reg) -> None:
     # the old count, for every wave: 1 means this was the last arrival
     e(isa.v_mov_b32(tmp, 0), isa.ds_write_b32(tmp, v[5]))
     e.wait(lgkmcnt=0)
-    e(isa.s_mov_b64(EXEC, r.mask), isa.s_barrier())
+    e(isa.s_mov_b64(EXEC, r.mask), *e.barrier())
     e(isa.v_mov_b32(tmp, 0), isa.ds_read_b32(v[5], tmp))
     e.wait(lgkmcnt=0)
     e(isa.v_readfirstlane_b32(t[4], v[5]), isa.s_cmp_eq_u32(t[4], 1))
@@ -170,6 +170,6 @@ def finish(e: Emitter, amax: Reg) -> None:
     e(isa.s_add_u32(t[5], t[5], 4 * plan.num_threads), isa.s_cmp_lt_u32(t[5], t[2]))
     e(isa.s_cbranch_scc1(loop))
     # the count's LDS word is read by every wave before the tree overwrites it
-    e(isa.s_barrier())
+    e(e.barrier())
     _tree(e, amax, addr, tmp)
     _write_result(e, amax, addr)

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from tensile_lite.asm.arch import LDS, LOAD, SMEM
 from tensile_lite.asm.gemm.layout import RegisterMap
 from tensile_lite.asm.gemm.plan import GemmPlan
 from tensile_lite.asm.isa import Instruction, InstructionSet, isa_for
-from tensile_lite.asm.operands import Label, Reg
+from tensile_lite.asm.operands import NULL_REG, Label, Reg, Special
 from tensile_lite.asm.waitcnt import waitcnt
 from tensile_lite.asm.writer import AsmWriter, Labels
 
 # A buffer offset no tensor reaches: loads from it return 0 and stores to it are dropped (the
 # runtime keeps every tensor below 2 GiB from the tile origin, like upstream's BufferOOB).
 OUT_OF_BOUNDS = 0x80000000
+# gfx12's named barrier -1: the workgroup's own
+WORKGROUP_BARRIER = -1
 
 
 class Emitter:
@@ -29,6 +32,8 @@ class Emitter:
         self.isa: InstructionSet = isa_for(plan.arch.name)
         self.labels = Labels()
         self.out = AsmWriter(lines)
+        # MUBUF soffset 0: an inline constant, or the null register where the target takes no constant
+        self.soff0: Special | int = 0 if plan.arch.mubuf_soffset_inline else NULL_REG
 
     def __call__(self, *items: Instruction | Iterable[Instruction]) -> None:
         for item in items:
@@ -44,8 +49,39 @@ class Emitter:
         return self.labels.new(name)
 
     # ---- idioms ------------------------------------------------------------------------------
+    def acc_read(self, dst: Reg, src: Reg) -> Instruction:
+        """dst = accumulator src (an AGPR on CDNA, a VGPR on RDNA)."""
+        if self.plan.lanes.has_agprs:
+            return self.isa.v_accvgpr_read_b32(dst, src)
+        return self.isa.v_mov_b32(dst, src)
+
+    def acc_write(self, dst: Reg, src: Reg | int) -> Instruction:
+        """accumulator dst = src."""
+        if self.plan.lanes.has_agprs:
+            return self.isa.v_accvgpr_write_b32(dst, src)
+        return self.isa.v_mov_b32(dst, src)
+
+    def barrier(self) -> tuple[Instruction, ...]:
+        """A workgroup barrier: s_barrier, or gfx12's signal-and-wait pair on the workgroup barrier."""
+        if self.isa.has("s_barrier"):
+            return (self.isa.s_barrier(),)
+        return (self.isa.s_barrier_signal(WORKGROUP_BARRIER), self.isa.s_barrier_wait(WORKGROUP_BARRIER))
+
+    def lane_mask(self, reg: Reg) -> Reg:
+        """The part of an SGPR pair that holds a lane mask (both in wave64, the low one in wave32)."""
+        return reg[0:self.plan.arch.lane_mask_width]
+
     def wait(self, *, vmcnt: int | None = None, lgkmcnt: int | None = None) -> None:
-        self(waitcnt(self.isa, vmcnt=vmcnt, lgkmcnt=lgkmcnt))
+        """Wait in gfx9 terms, on the target's counters: `vmcnt` for vector memory loads (and stores
+        where they share the counter, as on CDNA), `lgkmcnt` for LDS and scalar loads."""
+        events = self.plan.arch.wait_events
+        counts: dict[str, int] = {}
+        if vmcnt is not None:
+            counts[events[LOAD]] = vmcnt
+        if lgkmcnt is not None:
+            for event in (LDS, SMEM):
+                counts[events[event]] = lgkmcnt
+        self(waitcnt(self.isa, **counts))
 
     def nops(self, wait_states: int) -> None:
         """At least `wait_states` independent wait states (s_nop n gives n + 1)."""

@@ -14,12 +14,13 @@ Per element, in f32, in upstream's order (spec/epilogue_semantics.md §1.1, GSU 
 
 Four variants are selected per workgroup: full tile or edge tile, times beta zero or not.
 
-Accumulator register r of lane l holds row 4 * (l / n) + (r % 4) + (r / 4) * 4 * (64 / n) and column
-l % n of its block (spec/matrix_instructions.md §3.2): each group of four registers is four
-consecutive rows of one column, one vector in memory since rows are D's contiguous dimension, and
-one 16-byte read of an M-vector staged in LDS. Full tiles store those vectors; edge tiles store
-element by element, with elements outside M x N pointed past every buffer so their stores are
-dropped (and their C loads read 0).
+Accumulator register r of lane l holds column l % n of its block and row row_step * (l / n) + rows[r]
+(lanes.py; on CDNA 4 * (l / n) + (r % 4) + (r / 4) * 4 * (64 / n), spec/matrix_instructions.md §3.2):
+each run of four registers is four consecutive rows of one column, one vector in memory since rows
+are D's contiguous dimension, and one 16-byte read of an M-vector staged in LDS. Full tiles store
+those vectors; edge tiles, and every tile where runs are shorter than four (gfx11's WMMA holds
+every other row), store element by element, with elements outside M x N pointed past every buffer
+so their stores are dropped (and their C loads read 0).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, VectorRegion
 from tensile_lite.asm.gemm.vectors import prepare_scalars, scale_d, stage_vectors
 from tensile_lite.asm.modifiers import DS, NO_CACHE, Buf, CachePolicy
-from tensile_lite.asm.operands import Label, Reg
+from tensile_lite.asm.operands import Label, Reg, Special
 from tensile_lite.model import DataType
 
 BF16_NAN = 0x7FFF0000
@@ -65,10 +66,10 @@ class _Regs:
 
 
 def _quads(e: Emitter) -> list[int]:
-    """Row offset of each group of four accumulator registers within a block."""
-    plan = e.plan
-    groups = 64 // plan.mfma.n
-    return [g * 4 * groups for g in range(plan.mfma.cd_regs // 4)]
+    """Row offset of each run of four accumulator registers within a block (full-tile layouts)."""
+    runs = e.plan.lanes.row_runs
+    assert all(length == 4 and first == 4 * g for g, (first, _, length) in enumerate(runs))
+    return [row for _, row, _ in runs]
 
 
 def _lane_coordinates(e: Emitter, w: _Regs) -> None:
@@ -77,12 +78,13 @@ def _lane_coordinates(e: Emitter, w: _Regs) -> None:
     m, n = plan.mfma.m, plan.mfma.n
     wt0, wt1 = plan.wave_tile
     wg0 = plan.wave_group[0]
-    e(isa.v_lshrrev_b32(v[0], 6, r.tid))                       # wave
-    e(isa.v_and_b32(v[1], 63, r.tid))                           # lane
+    lanes = plan.lanes
+    e(isa.v_lshrrev_b32(v[0], lanes.wave_shift, r.tid))        # wave
+    e(isa.v_and_b32(v[1], lanes.wave - 1, r.tid))               # lane
     e(udiv_const(isa, v[2], v[0], wg0, v[3], v[4]))             # v2 = wave / wg0, v4 = wave % wg0
     e(udiv_const(isa, v[5], v[1], n, v[3], v[6]))               # v5 = lane / n, v6 = lane % n
     e.v_mul_const(w.row, v[4], wt0 * m)
-    e.v_mul_const(v[5], v[5], 4)
+    e.v_mul_const(v[5], v[5], lanes.row_step)
     e(isa.v_add_u32(w.row, w.row, v[5]))
     e.v_mul_const(w.col, v[2], wt1 * n)
     e(isa.v_add_u32(w.col, w.col, v[6]))
@@ -99,11 +101,11 @@ def _lane_coordinates(e: Emitter, w: _Regs) -> None:
     e(isa.v_sub_u32(w.rows_left, t[0], w.row))
 
 
-def _column_offsets(e: Emitter, t1: int) -> tuple[Reg | int, Reg | int]:
+def _column_offsets(e: Emitter, t1: int) -> tuple[Reg | Special | int, Reg | Special | int]:
     """soffsets (bytes) of block column t1 in D and C."""
     isa, r, plan = e.isa, e.r, e.plan
     if t1 == 0:
-        return 0, 0
+        return e.soff0, e.soff0
     cols = t1 * plan.mfma.n
     out = []
     for name, reg in (("D", r.stmp[4]), ("C", r.stmp[5])):
@@ -173,9 +175,10 @@ def _apply_along(e: Emitter, w: _Regs, region: VectorRegion, dim: int, t0: int, 
     cd = plan.mfma.cd_regs
     op = isa.v_add_f32 if add else isa.v_mul_f32
     if dim == DIM_M:
-        for g, row in enumerate(_quads(e)):
+        reads = {4: isa.ds_read_b128, 2: isa.ds_read_b64, 1: isa.ds_read_b32}
+        for first, row, length in plan.lanes.row_runs:
             offset = region.lds_offset + (t0 * plan.mfma.m + row) * 4
-            e(isa.ds_read_b128(w.c[4 * g:4 * g + 4], w.lds_row, mods=DS(offset=offset)))
+            e(reads[length](w.c[first:first + length], w.lds_row, mods=DS(offset=offset)))
         e.wait(lgkmcnt=0)
         e(op(w.values[i], w.c[i], w.values[i]) for i in range(cd))
     else:
@@ -231,15 +234,15 @@ def _store_mods(e: Emitter, offset: int) -> Buf:
     return Buf(offen=True, offset=offset, cache=CachePolicy(slc=True) if e.plan.arch.force_store_sc1 else NO_CACHE)
 
 
-def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg | int,
-                soff_c: Reg | int) -> None:
+def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg | Special | int,
+                soff_c: Reg | Special | int) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     cd = plan.mfma.cd_regs
     bpe = plan.dest_bpe
     wt1 = plan.wave_tile[1]
     base = (t0 * wt1 + t1) * cd
     quads = _quads(e)
-    e(isa.v_accvgpr_read_b32(w.values[i], r.acc[base + i]) for i in range(cd))
+    e(e.acc_read(w.values[i], r.acc[base + i]) for i in range(cd))
     _before_c(e, w, t0, t1)
     if beta:
         load = {4: isa.buffer_load_dwordx4, 2: isa.buffer_load_dwordx2, 1: isa.buffer_load_dword}[bpe]
@@ -292,16 +295,15 @@ def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
         e.nops(1)
 
 
-def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg | int,
-                soff_c: Reg | int) -> None:
+def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg | Special | int,
+                soff_c: Reg | Special | int) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     vcc = plan.arch.vcc
     cd = plan.mfma.cd_regs
     bpe = plan.dest_bpe
     wt1 = plan.wave_tile[1]
     base = (t0 * wt1 + t1) * cd
-    quads = _quads(e)
-    rows = [t0 * plan.mfma.m + quads[i // 4] + i % 4 for i in range(cd)]
+    rows = [t0 * plan.mfma.m + row for row in plan.lanes.rows]
     # the lane's row limit (vtmp[1]): rows_left if the block's column is inside N, else nothing
     limit = r.vtmp[1]
     t = r.stmp
@@ -311,11 +313,11 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
     e(isa.v_cndmask_b32(limit, 0, w.rows_left, vcc))
     # addresses of the block column
     for addr, off, soff in ((w.addr_d, w.off_d, soff_d), (w.addr_c, w.off_c, soff_c)):
-        if isinstance(soff, int):
+        if not isinstance(soff, Reg):
             e(isa.v_mov_b32(addr, off))
         else:
             e(isa.v_add_u32(addr, soff, off))
-    e(isa.v_accvgpr_read_b32(w.values[i], r.acc[base + i]) for i in range(cd))
+    e(e.acc_read(w.values[i], r.acc[base + i]) for i in range(cd))
     _before_c(e, w, t0, t1)
     if beta:
         load = {4: isa.buffer_load_dword, 2: isa.buffer_load_ushort, 1: isa.buffer_load_ubyte}[bpe]
@@ -323,7 +325,7 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
         for i, row in enumerate(rows):
             e(isa.v_cmp_lt_i32(vcc, row, limit))
             e(isa.v_cndmask_b32(r.vtmp[0], r.oob, w.addr_c, vcc))
-            e(load(w.c[i], r.vtmp[0], r.srd_c, 0, mods=Buf(offen=True, offset=row * bpe)))
+            e(load(w.c[i], r.vtmp[0], r.srd_c, e.soff0, mods=Buf(offen=True, offset=row * bpe)))
             c_regs.append((w.c[i], 0))
         e.wait(vmcnt=0)
         _add_beta_c(e, w, c_regs)
@@ -348,14 +350,15 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
             store = isa.buffer_store_dword
         e(isa.v_cmp_lt_i32(vcc, row, limit))
         e(isa.v_cndmask_b32(r.vtmp[0], r.oob, w.addr_d, vcc))
-        e(store(val, r.vtmp[0], r.srd_d, 0, mods=_store_mods(e, row * bpe)))
+        e(store(val, r.vtmp[0], r.srd_d, e.soff0, mods=_store_mods(e, row * bpe)))
 
 
 def _variant(e: Emitter, w: _Regs, edge: bool, beta: bool, end: Label | None) -> None:
     """One variant's stores; then the end of the program, or a branch to `end` (the amax stage)."""
     plan = e.plan
     wt0, wt1 = plan.wave_tile
-    block = _edge_block if edge else _full_block
+    # layouts without runs of four rows (gfx11) store every tile element by element
+    block = _edge_block if edge or plan.lanes.run_length < 4 else _full_block
     for t1 in range(wt1):
         soff_d, soff_c = _column_offsets(e, t1)
         for t0 in range(wt0):

@@ -18,7 +18,7 @@ from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.layout import OperandRegs
 from tensile_lite.asm.gemm.plan import OperandPlan
 from tensile_lite.asm.modifiers import Buf
-from tensile_lite.asm.operands import Reg
+from tensile_lite.asm.operands import Reg, Special
 
 _VECTOR_LOADS = {16: "buffer_load_dwordx4", 8: "buffer_load_dwordx2", 4: "buffer_load_dword",
                  2: "buffer_load_ushort", 1: "buffer_load_ubyte"}
@@ -26,10 +26,10 @@ _VECTOR_LOADS = {16: "buffer_load_dwordx4", 8: "buffer_load_dwordx2", 4: "buffer
 _PACK_BYTE_HALVES = 0x06040200
 
 
-def _soffset(e: Emitter, o: OperandRegs, oc: int, cache: dict[int, Reg | int]) -> Reg | int:
+def _soffset(e: Emitter, o: OperandRegs, oc: int, cache: dict[int, Reg | int]) -> Reg | Special | int:
     """The byte offset of the strided dimension for a load `oc` indices along it, in an SGPR."""
     if oc == 0:
-        return 0
+        return e.soff0
     hit = cache.get(oc)
     if hit is None:
         # one SGPR is reused: a buffer load reads its soffset when it issues
@@ -77,23 +77,24 @@ def guarded_loads(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
             base = v[0]
         else:
             base = o.global_offset
-        e(isa.v_cmp_gt_i32(r.mask, _minus(e, o_bound, oc, t[6]), o.coord_o))
+        mask = e.lane_mask(r.mask)
+        e(isa.v_cmp_gt_i32(mask, _minus(e, o_bound, oc, t[6]), o.coord_o))
         for el in range(op.vector):
             e(isa.v_cmp_gt_i32(vcc, _minus(e, c_bound, cc + el, t[6]), o.coord_c))
-            e(isa.s_and_b64(vcc, vcc, r.mask))
+            e(isa.s_and_b64(vcc, vcc, mask) if len(mask) == 2 else isa.s_and_b32(vcc, vcc, mask))
             e(isa.v_cndmask_b32(v[1], r.oob, base, vcc))
             mods = Buf(offen=True, offset=(cc + el) * op.bpe)
             if op.bpe == 4:
-                e(isa.buffer_load_dword(o.tile[n * rpl + el], v[1], o.srd, 0, mods=mods))
+                e(isa.buffer_load_dword(o.tile[n * rpl + el], v[1], o.srd, e.soff0, mods=mods))
             elif op.bpe == 2:
                 dst = o.tile[n * rpl + el // 2]
                 loader = isa.buffer_load_short_d16_hi if el % 2 else isa.buffer_load_short_d16
-                e(loader(dst, v[1], o.srd, 0, mods=mods))
+                e(loader(dst, v[1], o.srd, e.soff0, mods=mods))
             elif op.vector == 1:
-                e(isa.buffer_load_ubyte(o.tile[n * rpl], v[1], o.srd, 0, mods=mods))
+                e(isa.buffer_load_ubyte(o.tile[n * rpl], v[1], o.srd, e.soff0, mods=mods))
             else:
                 loader = isa.buffer_load_ubyte_d16_hi if el % 2 else isa.buffer_load_ubyte_d16
-                e(loader(_byte_half_reg(e, op, o, n, el), v[1], o.srd, 0, mods=mods))
+                e(loader(_byte_half_reg(e, op, o, n, el), v[1], o.srd, e.soff0, mods=mods))
         if op.bpe == 1 and op.vector > 1:
             _pack_bytes(e, op, o, n)
 

@@ -62,7 +62,7 @@ class RegisterMap:
     oob: Reg                    # holds OUT_OF_BOUNDS (a VOP2 select cannot take it as a literal with vcc)
     vtmp: Reg                   # vector scratch (8)
     epilogue: Reg               # epilogue working registers (aliases main-loop-only registers)
-    acc: Reg                    # accumulators (AGPRs)
+    acc: Reg                    # accumulators (AGPRs on CDNA, VGPRs on RDNA)
     counts: RegisterCounts
     preload: Reg | None = None  # s[2:2+n]: the preloaded kernarg dwords (PreloadKernArgs), else None
     # split-K (MultipleBufferSingleKernel) state, see splitk.py: GSU, the slice index, the tile's
@@ -147,8 +147,10 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
         return r[0:h], r[h:2 * h]
 
     acc_count = plan.wave_tile[0] * plan.wave_tile[1] * plan.mfma.cd_regs
-    assert regs.a is not None
-    acc = regs.a.alloc(acc_count, align=4, name="acc")
+    # CDNA accumulates in AGPRs, RDNA's WMMA in VGPRs
+    pool = regs.a if plan.lanes.has_agprs else regs.v
+    assert pool is not None
+    acc = pool.alloc(acc_count, align=4, name="acc")
 
     def operand_regs(n: str, v: tuple[Reg, ...], tile: Reg, mfma: Reg, op: OperandPlan) -> OperandRegs:
         return OperandRegs(global_offset=v[0], lds_write=v[1], lds_read=v[2], coord_c=v[3], coord_o=v[4],

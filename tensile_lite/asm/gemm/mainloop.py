@@ -19,6 +19,7 @@ from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.global_read import advance, load_tile, set_k_bound
 from tensile_lite.asm.gemm.local_read import read_step
 from tensile_lite.asm.gemm.local_write import write_tile
+from tensile_lite.asm.modifiers import Sel
 
 # Wait states between an MFMA and a VALU access of its result, for the slowest MFMA (16 passes:
 # passes + 3, spec'd by AMD's CDNA2/CDNA3 hazard tables); also covers SrcC hazards conservatively.
@@ -27,7 +28,7 @@ MFMA_RESULT_WAIT = 19
 
 def zero_accumulators(e: Emitter) -> None:
     acc = e.r.acc
-    e(e.isa.v_accvgpr_write_b32(acc[i], 0) for i in range(acc.count))
+    e(e.acc_write(acc[i], 0) for i in range(acc.count))
     # a VALU write read by an MFMA needs 2 wait states
     e.nops(2)
 
@@ -39,10 +40,13 @@ def _mfmas(e: Emitter, buffer: int) -> None:
     wt0, wt1 = plan.wave_tile
     ra, rb = plan.mfma.a_regs, plan.mfma.b_regs
     a_buf, b_buf = r.a.mfma[buffer], r.b.mfma[buffer]
+    # RDNA's integer WMMA reads unsigned bytes unless neg_lo marks A and B signed
+    mods = Sel(neg_lo=(1, 1)) if plan.mfma.kind == "wmma" and plan.mfma.a_type == "iu8" else None
     for t0 in range(wt0):
         for t1 in range(wt1):
             acc = r.acc[(t0 * wt1 + t1) * cd:(t0 * wt1 + t1 + 1) * cd]
-            e(op(acc, a_buf[t0 * ra:(t0 + 1) * ra], b_buf[t1 * rb:(t1 + 1) * rb], acc))
+            args = (acc, a_buf[t0 * ra:(t0 + 1) * ra], b_buf[t1 * rb:(t1 + 1) * rb], acc)
+            e(op(*args, mods=mods) if mods is not None else op(*args))
 
 
 def _same_acc_wait(e: Emitter) -> int:
@@ -83,11 +87,11 @@ def summation(e: Emitter) -> None:
     load_tile(e, plan.b, r.b)
     e.label(loop)
     e.wait(vmcnt=0)
-    e(isa.s_barrier())
+    e(e.barrier())
     write_tile(e, plan.a, r.a)
     write_tile(e, plan.b, r.b)
     e.wait(lgkmcnt=0)
-    e(isa.s_barrier())
+    e(e.barrier())
     e(isa.s_add_u32(r.counter, r.counter, 1))
     e(isa.s_cmp_lt_u32(r.counter, r.iters), isa.s_cbranch_scc0(no_prefetch))
     advance(e, r.a)

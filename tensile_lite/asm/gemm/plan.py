@@ -32,6 +32,7 @@ from tensile_lite.asm.gemm.features import (
     vector_regions,
 )
 from tensile_lite.asm.gemm.grouped import record_bytes, user_argument_offsets
+from tensile_lite.asm.gemm.lanes import LaneLayout, lane_layout
 from tensile_lite.asm.matrix import MatrixInstruction
 from tensile_lite.model import DataType, Solution
 
@@ -82,8 +83,10 @@ class OperandPlan:
     mi_size: int             # rows of one MFMA block along this operand's free dimension
     wave_tile: int           # MFMA blocks per wave along the free dimension
     wave_group: int          # waves along the free dimension
-    k_per_lane: int          # consecutive k values one lane feeds to one MFMA
+    k_per_lane: int          # consecutive k values in each run one lane feeds to one MFMA (lanes.py)
     mfma_regs: int           # VGPRs of one MFMA operand
+    k_runs: int = 1          # runs of consecutive k per lane and MFMA (2 for gfx12's 16-bit WMMA)
+    k_groups: int = 1        # lane groups along k (64 / M on CDNA, 1 on gfx11, 2 on gfx12)
 
     @property
     def loads(self) -> int:
@@ -160,6 +163,7 @@ class GemmPlan:
     epilogue: EpilogueFeatures
     vectors: tuple[VectorRegion, ...]   # epilogue vectors staged in LDS (after the main loop)
     args: ArgumentPlan
+    lanes: LaneLayout = attrs.field(repr=False)
 
     @property
     def steps(self) -> int:
@@ -177,7 +181,7 @@ class GemmPlan:
 
     @property
     def waves(self) -> int:
-        return self.num_threads // 64
+        return self.num_threads // self.lanes.wave
 
 
 def _pow2_at_most(n: int) -> int:
@@ -285,18 +289,24 @@ def build_plan(sol: Solution) -> GemmPlan:
     xf32 = pt.data_type is DataType.S and pt.f32_xdl_math_op is DataType.X
     a_in, b_in = ("xf32", "xf32") if xf32 else (formats[0][2], formats[1][2])
     try:
-        mfma = arch.find_matrix("i32" if a_in == "i8" else "f32", a_in, mi.m, mi.n, mi.k, mi.b, b_type=b_in)
+        if a_in == "i8" and not arch.has_agprs:
+            # RDNA's integer WMMA takes signed or unsigned bytes (iu8; the kernel asks for signed)
+            a_in = b_in = "iu8"
+        mfma = arch.find_matrix("i32" if a_in in ("i8", "iu8") else "f32", a_in, mi.m, mi.n, mi.k, mi.b,
+                                b_type=b_in)
     except UnsupportedInstruction as exc:
         feature = "F32XdlMathOp:X" if xf32 else f"MI:{mi.m}x{mi.n}x{mi.k}x{mi.b}"
         raise Unsupported(feature, exc.message) from None
-    if mfma.m * mfma.n * mfma.blocks // 64 != mfma.cd_regs or 64 % mfma.m:
+    lanes = lane_layout(arch, mfma)
+    if mfma.m * mfma.n * mfma.blocks // lanes.wave != mfma.cd_regs or lanes.wave % mfma.m:
         raise Unsupported(f"MI:{mi.m}x{mi.n}x{mi.k}x{mi.b}", "accumulator layout not handled")
+    if sol.wavefront_size != lanes.wave:
+        raise Unsupported(f"wave{sol.wavefront_size}", f"{mfma.name} runs in wave{lanes.wave} here")
     threads = sol.num_threads
     depth_u = sol.depth_u
     if depth_u % mfma.k:
         raise Unsupported("tiling:DepthU", f"DepthU {depth_u} is not a multiple of the MFMA K {mfma.k}")
-    groups = 64 // mfma.m
-    k_per_lane = mfma.k // groups
+    k_per_lane = lanes.k_run(mfma)
     mt0, mt1 = sol.macro_tile
     operands = []
     lds_base = 0
@@ -316,7 +326,8 @@ def build_plan(sol: Solution) -> GemmPlan:
                          tile=tile, depth_u=depth_u, k_contiguous=k_contiguous,
                          vector=vw, o_fastest=o_fastest, load_offsets=offsets, lds_base=lds_base,
                          lds_stride=stride, mi_size=mi_size, wave_tile=wt, wave_group=wg,
-                         k_per_lane=k_per_lane, mfma_regs=mfma.a_regs if name == "A" else mfma.b_regs)
+                         k_per_lane=k_per_lane, mfma_regs=mfma.a_regs if name == "A" else mfma.b_regs,
+                         k_runs=lanes.runs, k_groups=lanes.groups)
         operands.append(op)
         lds_base += -(-op.lds_bytes // 16) * 16
     a, b = operands
@@ -351,4 +362,4 @@ def build_plan(sol: Solution) -> GemmPlan:
                     use_beta=pt.use_beta, mfma=mfma, num_threads=threads, depth_u=depth_u,
                     macro_tile=(mt0, mt1), wave_group=sol.mi_wave_group, wave_tile=sol.mi_wave_tile,
                     a=a, b=b, lds_bytes=lds_bytes, epilogue=feat, vectors=vectors,
-                    args=argument_plan(sol))
+                    args=argument_plan(sol), lanes=lanes)

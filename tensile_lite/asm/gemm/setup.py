@@ -19,7 +19,9 @@ from tensile_lite.asm.gemm.abi import HEADER_BYTES
 from tensile_lite.asm.gemm.emit import OUT_OF_BOUNDS, Emitter
 from tensile_lite.asm.gemm.layout import OperandRegs
 from tensile_lite.asm.gemm.plan import OperandPlan
-from tensile_lite.asm.operands import Reg
+from tensile_lite.asm.operands import Reg, ttmp
+
+TTMP7, TTMP9 = ttmp(7), ttmp(9)
 
 _LOAD_WIDTHS = ((16, "s_load_dwordx16"), (8, "s_load_dwordx8"), (4, "s_load_dwordx4"),
                 (2, "s_load_dwordx2"), (1, "s_load_dword"))
@@ -133,6 +135,20 @@ def load_arguments(e: Emitter) -> None:
     e.label(done)
 
 
+def _flatten_3d_grid(e: Emitter, nwg0: Reg, tiles: Reg, tmp: Reg) -> None:
+    """gfx12 launches argType 0 on a 3-D grid (nwg0, nwg1, batch) (spec epilogue_semantics.md §6.1);
+    grouped launches stay 1-D. Make the id flat, wg0 + wg1 * nwg0 + wg2 * nwg0 * nwg1, so one mapping
+    serves both."""
+    isa, r = e.isa, e.r
+    done = e.new_label("FlatId")
+    e(isa.s_lshr_b32(tmp, r.args[0], 30), isa.s_cmp_eq_u32(tmp, 0), isa.s_cbranch_scc0(done))
+    e(isa.s_and_b32(tmp, TTMP7, 0xFFFF), isa.s_mul_i32(tmp, tmp, nwg0))
+    e(isa.s_add_u32(r.workgroup_id, r.workgroup_id, tmp))
+    e(isa.s_lshr_b32(tmp, TTMP7, 16), isa.s_mul_i32(tmp, tmp, tiles))
+    e(isa.s_add_u32(r.workgroup_id, r.workgroup_id, tmp))
+    e.label(done)
+
+
 def map_workgroup(e: Emitter) -> None:
     """(tile0, tile1, batch) from the flat workgroup id; workgroups past the last tile end at once."""
     isa, r, plan = e.isa, e.r, e.plan
@@ -150,6 +166,8 @@ def map_workgroup(e: Emitter) -> None:
     e(isa.s_add_u32(tmp, n, mt1 - 1))
     e(udiv_const(isa, nwg1, tmp, mt1, q))
     e(isa.s_mul_i32(tiles, nwg0, nwg1))
+    if plan.arch.workgroup_id_source == "ttmp":
+        _flatten_3d_grid(e, nwg0, tiles, tmp)
     vt = r.vtmp[0:4]
     if plan.batched:
         e(udiv_scalar(isa, r.batch, rem, r.workgroup_id, tiles, vt))
@@ -311,8 +329,10 @@ def thread_addresses(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
     e(isa.v_add_u32(v[0], v[0], col))
     e.v_mul_const(v[0], v[0], op.lds_bpe)
     e.v_add_const(o.lds_write, v[0], op.lds_base)
-    # LDS read: row = wave_f * WT * mi + lane % mi, k = (lane / mi) * k_per_lane
-    e(isa.v_lshrrev_b32(v[0], 6, tid))  # wave id
+    # LDS read: row = wave_f * WT * mi + lane % mi, k = (lane / mi) * k_per_lane (lanes.py; with one
+    # lane group along k, as on gfx11, every lane starts at k 0)
+    lanes = plan.lanes
+    e(isa.v_lshrrev_b32(v[0], lanes.wave_shift, tid))  # wave id
     wg0 = plan.wave_group[0]
     if op.name == "A":
         e(udiv_const(isa, v[1], v[0], wg0, v[2], v[3]))  # v3 = wave % wg0
@@ -321,18 +341,23 @@ def thread_addresses(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
         e(udiv_const(isa, v[1], v[0], wg0, v[2]))       # v1 = wave / wg0
         wave_f = v[1]
     e.v_mul_const(v[4], wave_f, op.wave_tile * op.mi_size)
-    e(isa.v_and_b32(v[5], 63, tid))  # lane
+    e(isa.v_and_b32(v[5], lanes.wave - 1, tid))  # lane
     e(udiv_const(isa, v[6], v[5], op.mi_size, v[2], v[7]))  # v6 = lane / mi, v7 = lane % mi
     e(isa.v_add_u32(v[4], v[4], v[7]))
     e.v_mul_const(v[4], v[4], op.lds_stride)
-    e.v_mul_const(v[6], v[6], op.k_per_lane)
-    e(isa.v_add_u32(v[4], v[4], v[6]))
+    if op.k_groups > 1:
+        assert op.k_groups == lanes.wave // op.mi_size  # lane / mi is then the group itself
+        e.v_mul_const(v[6], v[6], op.k_per_lane)
+        e(isa.v_add_u32(v[4], v[4], v[6]))
     e.v_mul_const(v[4], v[4], op.lds_bpe)
     e.v_add_const(o.lds_read, v[4], op.lds_base)
 
 
 def setup(e: Emitter) -> None:
     e(e.isa.v_mov_b32(e.r.oob, OUT_OF_BOUNDS))
+    if e.plan.arch.workgroup_id_source == "ttmp":
+        # gfx12 delivers workgroup ids in ttmp9 (x) and ttmp7 (y | z << 16), not in an SGPR
+        e(e.isa.s_mov_b32(e.r.workgroup_id, TTMP9))
     load_arguments(e)
     split_k = e.r.split_k is not None
     if split_k:

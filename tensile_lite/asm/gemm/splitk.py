@@ -362,7 +362,7 @@ def _arrive(e: Emitter) -> None:
     vcc = plan.arch.vcc
     # every wave's partial stores are complete before one lane of the workgroup releases them
     e.wait(vmcnt=0)
-    e(isa.s_barrier())
+    e(e.barrier())
     e(isa.v_cmp_eq_u32(vcc, 0, r.tid), isa.s_and_saveexec_b64(r.mask, vcc))
     e(isa.op(name)() for name in release)
     e.wait(vmcnt=0)
@@ -376,14 +376,14 @@ def _arrive(e: Emitter) -> None:
     # the old value, for every wave: 1 means this arrival took the counter back to 0
     e(isa.v_mov_b32(v[2], 0), isa.ds_write_b32(v[2], v[1]))
     e.wait(lgkmcnt=0)
-    e(isa.s_mov_b64(EXEC, r.mask), isa.s_barrier())
+    e(isa.s_mov_b64(EXEC, r.mask), *e.barrier())
     e(isa.v_mov_b32(v[2], 0), isa.ds_read_b32(v[1], v[2]))
     e.wait(lgkmcnt=0)
     e(isa.v_readfirstlane_b32(t[4], v[1]), isa.s_cmp_eq_u32(t[4], 1))
     _end_if(e, "s_cbranch_scc1")
     e(isa.op(name)() for name in acquire)
     # later LDS writes (the epilogue's vectors) must not overtake the reads of the count
-    e(isa.s_barrier())
+    e(e.barrier())
 
 
 def reduce(e: Emitter) -> None:

@@ -13,6 +13,10 @@ alpha and beta); any transposes, strided batch or no batch, with or without beta
 single-block 16x16 / 32x32 MFMA, GSU 1 or in-kernel split-K (MultipleBufferSingleKernel,
 any GSU), no local split; the fused epilogue (scales, bias,
 activation, amax of D; no E or gradient); argType 0, 1 and 2 (grouped GEMM).
+
+RDNA: gfx11 (gfx1100/1101/1102/1150/1151) and gfx12 (gfx1200/1201) in wave32 with the 16x16x16 WMMAs
+(lanes.py): f16/bf16 with f32 accumulation, int8 (signed iu8), and on gfx12 fp8/bf8 and their mixes
+(OCP), with the same epilogue and argument modes; split-K and amax are CDNA-only so far.
 """
 
 from __future__ import annotations
@@ -28,6 +32,11 @@ from tensile_lite.model import DataType, ProblemType, Solution
 # gfx940/gfx941 are gfx942's ISA (they differ only in needing sc1 on stores: Arch.force_store_sc1);
 # LLVM 21+ dropped them, so they assemble with an older LLVM (toolchain.find_toolchain_for).
 ARCHS: frozenset[str] = frozenset({"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"})
+# RDNA targets: WMMA in wave32 (lanes.py), which is how hipBLASLt runs them.
+RDNA_ARCHS: frozenset[str] = frozenset({"gfx1100", "gfx1101", "gfx1102", "gfx1150", "gfx1151", "gfx1200",
+                                        "gfx1201"})
+# the wavefront size the writer builds for each target family
+_WAVE = {**{a: 64 for a in ARCHS}, **{a: 32 for a in RDNA_ARCHS}}
 _F8_TYPES = (DataType.F8, DataType.B8, DataType.F8B8, DataType.B8F8)
 # (DataType, D type, compute type) the writer builds, A and B both of DataType: the v1 family, and
 # the 8-bit floats (gfx94x FNUZ, gfx950 OCP; fp8/bf8 MFMAs with f32 accumulation) to f32, f16,
@@ -132,14 +141,20 @@ def _problem_reasons(sol: Solution) -> list[str]:
 
 def _solution_reasons(sol: Solution) -> list[str]:
     out = []
-    if sol.arch not in ARCHS:
+    if sol.arch not in _WAVE:
         out.append(f"arch:{sol.arch}")
     if sol.is_custom:
         out.append("CustomKernel")
     if sol.kernel_language != "Assembly":
         out.append("KernelLanguage:Source")
-    if sol.wavefront_size != 64:
-        out.append("wave32")
+    wave = _WAVE.get(sol.arch, 64)
+    if sol.wavefront_size != wave:
+        out.append(f"wave{sol.wavefront_size}")
+    if wave == 32 and is_split_k(sol):
+        # the reduction's exec masks and cache maintenance are written for CDNA
+        out.append("GSU MultipleBufferSingleKernel on RDNA")
+    if wave == 32 and sol.problem_type.output_amax_d:
+        out.append("AmaxD on RDNA")
     mi = sol.matrix_instruction
     if mi is None:
         out.append("non-MFMA kernel")

@@ -77,14 +77,14 @@ def _load_pass(e: Emitter, dt: DataType, value: Reg, address: Reg, srd: Reg, off
     isa = e.isa
     mods = Buf(offen=True, offset=offset)
     if dt is DataType.S:
-        e(isa.buffer_load_dword(value, address, srd, 0, mods=mods))
+        e(isa.buffer_load_dword(value, address, srd, e.soff0, mods=mods))
         e.wait(vmcnt=0)
     elif dt is DataType.H:
-        e(isa.buffer_load_ushort(value, address, srd, 0, mods=mods))
+        e(isa.buffer_load_ushort(value, address, srd, e.soff0, mods=mods))
         e.wait(vmcnt=0)
         e(isa.v_cvt_f32_f16(value, value))
     else:
-        e(isa.buffer_load_ushort(value, address, srd, 0, mods=mods))
+        e(isa.buffer_load_ushort(value, address, srd, e.soff0, mods=mods))
         e.wait(vmcnt=0)
         e(isa.v_lshlrev_b32(value, 16, value))
 
@@ -174,7 +174,7 @@ def stage_vectors(e: Emitter) -> None:
     if not plan.vectors:
         return
     isa, r = e.isa, e.r
-    e(isa.s_barrier())
+    e(e.barrier())
     # v5: this thread's LDS byte address in every region
     e(isa.v_lshlrev_b32(r.vtmp[5], 2, r.tid))
     for region in plan.vectors:
@@ -183,4 +183,4 @@ def stage_vectors(e: Emitter) -> None:
         else:
             _stage_scale(e, region)
     e.wait(lgkmcnt=0)
-    e(isa.s_barrier())
+    e(e.barrier())

@@ -25,7 +25,7 @@ from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.epilogue import epilogue
 from tensile_lite.asm.gemm.layout import build_register_map
 from tensile_lite.asm.gemm.mainloop import summation
-from tensile_lite.asm.gemm.plan import build_plan
+from tensile_lite.asm.gemm.plan import GemmPlan, build_plan
 from tensile_lite.asm.gemm.preload import enter, preload_dwords
 from tensile_lite.asm.gemm.setup import setup
 from tensile_lite.asm.gemm.support import unsupported_details
@@ -45,6 +45,13 @@ def kernel_name(sol: Solution) -> str:
     return f"{sol.problem_type.name}_MT{mt0}x{mt1}x{sol.depth_u}_{shape}_TL{kernel_key(sol)[:12]}"
 
 
+def _workgroup_ids(plan: GemmPlan) -> tuple[bool, bool, bool]:
+    """Workgroup id x only: the runtime flattens the grid, except on gfx12, whose 3-D ids arrive in
+    ttmp9 / ttmp7 (setup.py); the y and z ids are enabled there so that ttmp7 holds them."""
+    ttmp = plan.arch.workgroup_id_source == "ttmp"
+    return (True, ttmp, ttmp)
+
+
 def generate(sol: Solution, name: str | None = None, *, code_object_version: int = 4) -> str:
     """The kernel's assembly text; a BuildError naming the solution if the writer cannot build it."""
     reasons = unsupported_details(sol)
@@ -58,7 +65,7 @@ def generate(sol: Solution, name: str | None = None, *, code_object_version: int
     regs = build_register_map(plan, name, layout, preload=preload)
     spec = KernelSpec(
         name=name, arch=plan.arch, arguments=tuple(p.argument for p in layout.arguments),
-        workgroup_size=plan.num_threads, lds_bytes=plan.lds_bytes, workgroup_ids=(True, False, False),
+        workgroup_size=plan.num_threads, lds_bytes=plan.lds_bytes, workgroup_ids=_workgroup_ids(plan),
         code_object_version=code_object_version, kernarg_preload=preload,
         extra_metadata={"custom.config": {"InternalSupportParams": {"KernArgsVersion": KERN_ARGS_VERSION}}})
     lines = kernel_header(spec)
