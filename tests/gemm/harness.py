@@ -14,6 +14,7 @@ import attrs
 import numpy as np
 
 from tensile_lite.asm.gemm import GemmProblem, generate, kernel_name, num_workgroups, pack_kernel_args
+from tensile_lite.asm.gemm.abi import EpilogueArgs
 from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.asm.gemm.grouped import pack_grouped, tiles
 from tensile_lite.codeobj.assemble import assemble, link
@@ -109,6 +110,8 @@ class Result:
     fp8: str = "fnuz"      # the target's 8-bit float encoding (for fp8/bf8 D)
     # OutputAmaxD: (written, reference, tolerance) of max |D before scaleD|, else None
     amax: tuple[float, float, float] | None = None
+    # UseE: (E as written [m, n, batch], reference, tolerance, nothing outside E's elements written)
+    e: tuple[np.ndarray, np.ndarray, np.ndarray, bool] | None = None
 
     @property
     def rounded(self) -> np.ndarray:
@@ -128,6 +131,17 @@ class Result:
         assert self.untouched, "the kernel wrote D outside the problem"
         self._fail(~((np.abs(self.got - self.want) <= self.tolerance) | (self.got == self.rounded)), self.want)
         self.check_amax()
+        self.check_e()
+
+    def check_e(self) -> None:
+        if self.e is not None:
+            got, want, tol, untouched = self.e
+            assert untouched, "the kernel wrote E outside the problem"
+            bad = ~((np.abs(got - want) <= tol) | (np.isinf(want) & (got == want)))
+            if bad.any():
+                w = tuple(np.argwhere(bad)[0])
+                raise AssertionError(f"E: {int(bad.sum())} of {bad.size} elements differ: {w}: got {got[w]!r} "
+                                     f"want {want[w]!r}")
 
     def check_amax(self) -> None:
         if self.amax is not None:
@@ -156,6 +170,8 @@ class _Call:
     inputs: dict
     vectors: Vectors
     buffers: dict
+    e_strides: tuple[int, ...] = ()   # UseE: E's strides (its own padding, unlike D's)
+    e_flat: np.ndarray | None = None  # ... and its buffer's initial contents
 
 
 AMAX_POISON = 0x7149F2CA  # 1e30 as f32: a partial nobody wrote wins the max and fails the check
@@ -194,16 +210,51 @@ def _prepare(pt: ProblemType, mem: DeviceMemory, problem: GemmProblem, alpha: fl
 
 
 def _with_amax(sol: Solution, call: _Call, mem: DeviceMemory) -> _Call:
-    if not sol.problem_type.output_amax_d:
-        return call
-    return attrs.evolve(call, buffers={**call.buffers, **_amax_buffers(sol, call.problem, mem)})
+    """The extra outputs of the problem type: amax buffers (OutputAmaxD), and E (UseE) NaN-filled
+    with strides of its own, 5 more elements per column than M and 7 more between batches."""
+    pt = sol.problem_type
+    if pt.output_amax_d:
+        call = attrs.evolve(call, buffers={**call.buffers, **_amax_buffers(sol, call.problem, mem)})
+    if pt.use_e:
+        p = call.problem
+        ld = p.m + 5
+        strides = (ld, ld * p.n + 7)[:pt.num_indices_c - 1]
+        batch = p.batch if pt.num_indices_c == 3 else 1
+        size = max(1, strides[-1] * batch if len(strides) > 1 else ld * p.n)
+        flat = np.full(size, nan_bits(pt.e_type), bits_dtype(pt.e_type))
+        call = attrs.evolve(call, buffers={**call.buffers, "E": mem.alloc(flat)}, e_strides=strides, e_flat=flat)
+    return call
+
+
+def _epilogue_args(pt: ProblemType, call: _Call) -> EpilogueArgs:
+    return attrs.evolve(call.epilogue.arguments(pt), strides_e=call.e_strides)
+
+
+def _read_e(pt: ProblemType, call: _Call, mem: DeviceMemory) -> tuple[np.ndarray, bool]:
+    """E at the problem's elements [m, n, batch], and whether everything else is untouched."""
+    assert call.e_flat is not None
+    p = call.problem
+    out = mem.array(call.buffers["E"], bits_dtype(pt.e_type), call.e_flat.size)
+    batch = p.batch if pt.num_indices_c == 3 else 1
+    ld = call.e_strides[0]
+    bstride = call.e_strides[1] if len(call.e_strides) > 1 else 0
+    idx = (np.arange(p.m)[:, None, None] + ld * np.arange(p.n)[None, :, None]
+           + bstride * np.arange(batch)[None, None, :])
+    outside = np.ones(out.size, dtype=bool)
+    outside[idx.reshape(-1)] = False
+    return from_bits(out[idx], pt.e_type), bool(np.all(out[outside] == call.e_flat[outside]))
 
 
 def _result(sol: Solution, mem: DeviceMemory, call: _Call, instructions: int, *, amax_written: bool = True) -> Result:
     pt = sol.problem_type
     got, untouched = _read_d(pt, call.problem, mem, call.buffers["D"], call.inputs["D"][0], fp8_encoding(sol))
-    want, tol, pre_d, pre_err = reference(pt, call.problem, call.inputs, call.alpha, call.beta, call.epilogue,
-                                          call.vectors, flush_f16=arch_info(sol.arch).mfma_flushes_f16_denorms)
+    ref = reference(pt, call.problem, call.inputs, call.alpha, call.beta, call.epilogue, call.vectors,
+                    flush_f16=arch_info(sol.arch).mfma_flushes_f16_denorms)
+    want, tol, pre_d, pre_err = ref.d, ref.d_err, ref.pre_d, ref.pre_d_err
+    e = None
+    if pt.use_e:
+        e_got, e_untouched = _read_e(pt, call, mem)
+        e = (e_got, ref.e, ref.e_err, e_untouched)
     amax = None
     if pt.output_amax_d and amax_written:
         got_amax = float(mem.array(call.buffers["amaxOut"], np.float32, 1)[0])
@@ -212,7 +263,7 @@ def _result(sol: Solution, mem: DeviceMemory, call: _Call, instructions: int, *,
         want_amax = float(finite.max()) if finite.size else 0.0
         tol_amax = float(pre_err[~np.isnan(pre_d)].max()) if finite.size else 0.0
         amax = (got_amax, want_amax, tol_amax)
-    return Result(got, want, tol, untouched, instructions, pt.dest_type, fp8_encoding(sol), amax)
+    return Result(got, want, tol, untouched, instructions, pt.dest_type, fp8_encoding(sol), amax, e)
 
 
 def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float = 0.0, seed: int = 0,
@@ -227,7 +278,7 @@ def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float =
     gsu = launch_gsu(sol, problem)
     buffers = with_split_k_buffers(sol, problem, mem, call.buffers, gsu)
     kernargs = pack_kernel_args(sol, problem, buffers, alpha, beta, gemm_count=gemm_count, arg_type=arg_type,
-                                epilogue=call.epilogue.arguments(pt), gsu=gsu)
+                                epilogue=_epilogue_args(pt, call), gsu=gsu)
     emu = emulator or emulator_for(built)
     grid = num_workgroups(sol, problem, gsu=gsu)
     stats = emu.launch(built.name, grid=launch_grid(sol, problem, gsu), block=(sol.num_threads, 1, 1),
@@ -261,7 +312,7 @@ def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alp
     kernargs, table = pack_grouped(sol, problems, [with_split_k_buffers(sol, p, mem, c.buffers)
                                                    for p, c in zip(problems, calls, strict=True)], alphas, betas,
                                    table_address=table_address, arg_type=arg_type,
-                                   epilogues=[c.epilogue.arguments(pt) for c in calls])
+                                   epilogues=[_epilogue_args(pt, c) for c in calls])
     assert len(table) <= 1 << 16
     mem.write(table_address, table)
     grid = sum(tiles(sol, p) for p in problems)
@@ -306,11 +357,30 @@ def _read_d(pt: ProblemType, problem: GemmProblem, mem: DeviceMemory, address: i
     return (got if got.ndim == 3 else got[..., None]), untouched
 
 
+@attrs.frozen
+class Reference:
+    """Reference values (float64, [m, n, batch]) and per-element error bounds."""
+
+    d: np.ndarray
+    d_err: np.ndarray
+    pre_d: np.ndarray      # before scaleD (what OutputAmaxD takes the max of)
+    pre_d_err: np.ndarray
+    e: np.ndarray          # after the bias, before the activation (UseE)
+    e_err: np.ndarray
+
+
+_OUT_EPS = {DataType.S: 2.0 ** -24, DataType.H: 2.0 ** -11, DataType.B: 2.0 ** -8, DataType.F8: 2.0 ** -4,
+            DataType.B8: 2.0 ** -3, DataType.I: 0.0, DataType.I8: 0.0}
+# (fp8/bf8: the larger of the FNUZ and OCP smallest subnormals)
+_OUT_MIN = {DataType.S: 2.0 ** -149, DataType.H: 2.0 ** -24, DataType.B: 2.0 ** -133, DataType.F8: 2.0 ** -9,
+            DataType.B8: 2.0 ** -16, DataType.I: 0.0, DataType.I8: 0.0}
+
+
 def reference(pt: ProblemType, problem: GemmProblem, inputs: dict[str, tuple[np.ndarray, np.ndarray]],
               alpha: float, beta: float, ep: Epilogue, vectors: Vectors, *,
-              flush_f16: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+              flush_f16: bool = False) -> Reference:
     """D in float64 following the epilogue's steps and a per-element bound of the kernel's error,
-    then the same two before scaleD (what OutputAmaxD takes the max of).
+    with the intermediate values OutputAmaxD and UseE take.
 
     The scalars are combined in f32 exactly as the kernel does; every other step is exact here and
     its f32 rounding goes into the bound (2^-24 relative per step), which the activation scales by
@@ -351,6 +421,9 @@ def reference(pt: ProblemType, problem: GemmProblem, inputs: dict[str, tuple[np.
     if "bias" in vectors.along:
         t = t + vectors.along["bias"]
         err = err + np.abs(t) * ulp
+    # E's bound: the kernel's error so far plus E's one rounding (compared with the exact value)
+    e_val = t
+    e_err = err + np.abs(t) * _OUT_EPS.get(pt.e_type, 0.0) * 1.01 + _OUT_MIN.get(pt.e_type, 0.0)
     if feat.activation != "none":
         t, err = activate(ep.activation, ep.activation_args, t, err)
     pre_d, pre_err = t, err
@@ -359,12 +432,8 @@ def reference(pt: ProblemType, problem: GemmProblem, inputs: dict[str, tuple[np.
         t = t * sd
         err = err * abs(sd) + np.abs(t) * ulp
     # one rounding to the destination type, plus half a unit in the last place of its subnormals
-    out_eps = {DataType.S: 2.0 ** -24, DataType.H: 2.0 ** -11, DataType.B: 2.0 ** -8, DataType.F8: 2.0 ** -4,
-               DataType.B8: 2.0 ** -3, DataType.I: 0.0, DataType.I8: 0.0}[pt.dest_type]
-    # (fp8/bf8: the larger of the FNUZ and OCP smallest subnormals)
-    out_min = {DataType.S: 2.0 ** -149, DataType.H: 2.0 ** -24, DataType.B: 2.0 ** -133, DataType.F8: 2.0 ** -9,
-               DataType.B8: 2.0 ** -16, DataType.I: 0.0, DataType.I8: 0.0}[pt.dest_type]
-    return t, err + np.abs(t) * out_eps * 1.01 + out_min, pre_d, pre_err
+    out_eps, out_min = _OUT_EPS[pt.dest_type], _OUT_MIN[pt.dest_type]
+    return Reference(t, err + np.abs(t) * out_eps * 1.01 + out_min, pre_d, pre_err, e_val, e_err)
 
 
 def padded(pt: ProblemType, m: int, n: int, k: int, batch: int = 1, pad: int = 3) -> GemmProblem:

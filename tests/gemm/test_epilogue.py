@@ -204,3 +204,20 @@ def test_dev_set_epilogue_all(build) -> None:
     assert sols
     for sol in sols:
         _run(build, sol, _dev_cases(sol))
+
+
+@pytest.mark.parametrize("arch, types, e_type", [("gfx942", "HHS", "H"), ("gfx942", "BBS", "B"),
+                                                 ("gfx90a", "HSS", "S"), ("gfx942", "HHS", "S")])
+def test_e_output(arch: str, types: str, e_type: str, build) -> None:
+    """UseE: E = the value after the bias and before the activation, in DataTypeE, at E's own strides;
+    D gets the activation. Full tiles (vector stores) and edges (element stores, nothing outside)."""
+    pt = problem_type(types, True, False, UseE=True, DataTypeE=e_type, UseBias=1, BiasDataTypeList=[0, 4],
+                      Activation=True, ActivationType="hipblaslt_all", UseScaleAlphaVec=1)
+    mi = (32, 32, 8) if arch == "gfx90a" else (16, 16, 16)
+    sol = solution(pt, arch=arch, mi=mi, wave_tile=(2, 2) if arch == "gfx942" else (1, 1))
+    edge = _edge(pt, sol)
+    _run(build, sol, [
+        (_full(sol), 1.0, 0.0, Epilogue(bias=DataType.S, activation="relu")),
+        (edge, 0.5, -1.5, Epilogue(bias=DataType.H, activation="gelu", stride_bias=edge.m + 4)),
+        (edge, 1.0, 0.0, Epilogue(activation="none")),
+    ])

@@ -144,6 +144,21 @@ def test_epilogue(arch: str, build) -> None:
         result.check()
 
 
+@pytest.mark.parametrize("arch, types", [("gfx1100", "BBS"), ("gfx1201", "HHS")])
+def test_e_output(arch: str, types: str, build) -> None:
+    """UseE (the dev set's navi31/navi33 "Aux" files): E before the activation, D after it."""
+    pt = problem_type(types, True, True, UseE=True, UseBias=1, BiasDataTypeList=[0, 7], Activation=True,
+                      ActivationType="hipblaslt_all", UseScaleAlphaVec=1)
+    sol = wmma(pt, arch, wave_tile=(1, 2))
+    built, emu = build(sol)
+    mt0, mt1 = sol.macro_tile
+    for problem, ep in ((GemmProblem(mt0, mt1, 32, 1), Epilogue(bias=DataType.S, activation="relu")),
+                        (harness.padded(pt, mt0 + 5, mt1 + 3, 39, 2), Epilogue(bias=DataType.B, activation="gelu"))):
+        result = harness.run(built, problem, alpha=0.5, beta=-1.0, emulator=emu, epilogue=ep, seed=9)
+        assert result.e is not None
+        result.check()
+
+
 @pytest.mark.parametrize("arch", RDNA)
 @pytest.mark.parametrize("arg_type", [ARG_TYPE_TABLE, ARG_TYPE_USER])
 def test_grouped(arch: str, arg_type: int, build) -> None:

@@ -7,6 +7,7 @@ Per element, in f32, in upstream's order (spec/epilogue_semantics.md §1.1, GSU 
     t = t * scaleAlphaVec[f]               f = m or n (the factor dimension)
     t = fma(C, beta', t)                   only when beta' has non-zero bits (+0.0 never reads C)
     t = t + bias[f]
+    E = cvt_E(t)                           UseE (e_output.py)
     t = act(t)                             run-time activationType of an `all`/`hipblaslt_all` kernel
     amax = max(amax, |t|)                  OutputAmaxD (amax.py: reduced over the GEMM at the end)
     t = t * scaleD
@@ -26,7 +27,7 @@ so their stores are dropped (and their C loads read 0).
 from __future__ import annotations
 
 from tensile_lite.asm.arith import udiv_const
-from tensile_lite.asm.gemm import activation, amax, integer, splitk
+from tensile_lite.asm.gemm import activation, amax, e_output, integer, lsu, splitk
 from tensile_lite.asm.gemm.convert import CLASS_NAN_INF, F8_FORMATS, f8_to_f32, pack_f8, saturate_f8
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, VectorRegion
@@ -63,6 +64,10 @@ class _Regs:
             extra = 7
         if e.plan.epilogue.amax_d:
             self.amax = rest[extra]  # the lane's running max of |t| (OutputAmaxD)
+            extra += 1
+        if e.plan.epilogue.use_e:
+            self.off_e = rest[extra]       # the lane's byte offset into the E tile
+            self.addr_e = rest[extra + 1]  # ... plus the block column's (edge tiles)
 
 
 def _quads(e: Emitter) -> list[int]:
@@ -95,6 +100,8 @@ def _lane_coordinates(e: Emitter, w: _Regs) -> None:
         e.v_mul_const(off, v[0], bpe)
     if plan.vectors:
         e(isa.v_lshlrev_b32(w.lds_row, 2, w.row), isa.v_lshlrev_b32(w.lds_col, 2, w.col))
+    if plan.epilogue.use_e:
+        e_output.lane_offset(e, w.off_e, w.row, w.col)
     # rows left below the lane's first row: M - tile0 - row (signed)
     t = r.stmp
     e(isa.s_sub_u32(t[0], r.arg("SizesFree0"), r.tile0))
@@ -196,15 +203,25 @@ def _before_c(e: Emitter, w: _Regs, t0: int, t1: int) -> None:
             _apply_vector(e, w, region, t0, t1, add=False)
 
 
-def _after_c(e: Emitter, w: _Regs, t0: int, t1: int, guard: tuple[list[int], Reg] | None = None) -> None:
-    """bias, activation, amax and scaleD (everything after beta * C); `guard` (edge tiles): each
-    value's row and the lane's row limit, so elements outside the problem add nothing to amax."""
+def _after_c(e: Emitter, w: _Regs, t0: int, t1: int, guard: tuple[list[int], Reg] | None = None,
+             soff_e: Reg | Special | int = 0) -> None:
+    """bias, E, activation, amax and scaleD (everything after beta * C); `guard` (edge tiles): each
+    value's row and the lane's row limit, so elements outside the problem are not stored to E and
+    add nothing to amax; `soff_e`: the block column's soffset in E."""
     plan, r = e.plan, e.r
     feat = plan.epilogue
-    values = [w.values[i] for i in range(plan.mfma.cd_regs)]
+    cd = plan.mfma.cd_regs
+    values = [w.values[i] for i in range(cd)]
     for region in plan.vectors:
         if region.name == "bias":
             _apply_vector(e, w, region, t0, t1, add=True)
+    if feat.use_e:
+        def rnd(reg: Reg) -> None:
+            _bf16_round(e, reg, w.t, r.stmp[6], w.nan)
+        if guard is None:
+            e_output.store_full(e, w.values[0:cd], w.c[0:cd], w.off_e, soff_e, t0, rnd)
+        else:
+            e_output.store_edge(e, w.values[0:cd], w.c[0:cd], w.addr_e, guard[0], guard[1], rnd)
     if feat.activation != "none":
         activation.apply(e, feat.activation, values, w.t, r.arg("activationType"), r.arg("activationAlpha"),
                          r.arg("activationBeta"))
@@ -235,7 +252,7 @@ def _store_mods(e: Emitter, offset: int) -> Buf:
 
 
 def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg | Special | int,
-                soff_c: Reg | Special | int) -> None:
+                soff_c: Reg | Special | int, soff_e: Reg | Special | int) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     cd = plan.mfma.cd_regs
     bpe = plan.dest_bpe
@@ -256,7 +273,7 @@ def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
             g, j = divmod(i, 4)
             c_regs.append((w.c[g * per + j * bpe // 4], j % (4 // bpe)))
         _add_beta_c(e, w, c_regs)
-    _after_c(e, w, t0, t1)
+    _after_c(e, w, t0, t1, soff_e=soff_e)
     dt = plan.dest_type
     if dt in (DataType.S, DataType.I):
         out = w.values
@@ -296,7 +313,7 @@ def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
 
 
 def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg | Special | int,
-                soff_c: Reg | Special | int) -> None:
+                soff_c: Reg | Special | int, soff_e: Reg | Special | int) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     vcc = plan.arch.vcc
     cd = plan.mfma.cd_regs
@@ -312,7 +329,10 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
     e(isa.v_cmp_gt_i32(vcc, t[0], w.col))
     e(isa.v_cndmask_b32(limit, 0, w.rows_left, vcc))
     # addresses of the block column
-    for addr, off, soff in ((w.addr_d, w.off_d, soff_d), (w.addr_c, w.off_c, soff_c)):
+    columns = [(w.addr_d, w.off_d, soff_d), (w.addr_c, w.off_c, soff_c)]
+    if plan.epilogue.use_e:
+        columns.append((w.addr_e, w.off_e, soff_e))
+    for addr, off, soff in columns:
         if not isinstance(soff, Reg):
             e(isa.v_mov_b32(addr, off))
         else:
@@ -361,8 +381,9 @@ def _variant(e: Emitter, w: _Regs, edge: bool, beta: bool, end: Label | None) ->
     block = _edge_block if edge or plan.lanes.run_length < 4 else _full_block
     for t1 in range(wt1):
         soff_d, soff_c = _column_offsets(e, t1)
+        soff_e = e_output.column_offset(e, t1) if plan.epilogue.use_e else e.soff0
         for t0 in range(wt0):
-            block(e, w, t0, t1, beta, soff_d, soff_c)
+            block(e, w, t0, t1, beta, soff_d, soff_c, soff_e)
     e(e.isa.s_endpgm() if end is None else e.isa.s_branch(end))
 
 
@@ -371,12 +392,17 @@ def epilogue(e: Emitter) -> None:
     if r.split_k is not None:
         # GSU > 1: only the workgroup that sums every slice of the tile goes on, once (splitk.py)
         splitk.reduce(e)
+    if plan.lsu > 1:
+        # LocalSplitU: group 0's waves sum every group's partials and write the tile (lsu.py)
+        lsu.reduce(e)
     prepare_scalars(e)
     stage_vectors(e)
+    if plan.lsu > 1:
+        lsu.end_others(e)
     w = _Regs(e)
     _lane_coordinates(e, w)
-    if plan.dest_type is DataType.B:
-        # constants of the bf16 rounding, for every variant
+    if DataType.B in (plan.dest_type, plan.e_type if plan.epilogue.use_e else None):
+        # constants of the bf16 rounding (of D or E), for every variant
         e(isa.s_movk_i32(r.stmp[6], 0x7FFF), isa.v_mov_b32(w.nan, BF16_NAN))
     elif plan.dest_type in F8_FORMATS:
         e(isa.s_movk_i32(r.stmp[6], CLASS_NAN_INF))

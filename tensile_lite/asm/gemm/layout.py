@@ -70,6 +70,9 @@ class RegisterMap:
     split_k: tuple[Reg, Reg, Reg, Reg] | None = None
     # OutputAmaxD: the GEMM's index within a grouped launch (0 otherwise), for its amax counter
     gemm_index: Reg | None = None
+    # UseE: E's buffer resource at the tile, and the soffset of a block column in E
+    srd_e: Reg | None = None
+    soff_e: Reg | None = None
 
     def arg(self, name: str) -> Reg:
         """The SGPR(s) holding kernel argument `name` (valid once the arguments are loaded)."""
@@ -83,8 +86,9 @@ def epilogue_registers(plan: GemmPlan) -> int:
     """Working VGPRs of the epilogue (see epilogue._Regs): four per-lane coordinates, the block's
     values and C values, then the row limit, two addresses, a temporary and a constant, and with
     staged vectors the lane's LDS addresses of its rows and of its column, and with OutputAmaxD the
-    lane's running max."""
-    return 4 + 2 * plan.mfma.cd_regs + 5 + (2 if plan.vectors else 0) + (1 if plan.epilogue.amax_d else 0)
+    lane's running max, and with UseE the lane's offset into the E tile and an address."""
+    return (4 + 2 * plan.mfma.cd_regs + 5 + (2 if plan.vectors else 0) + (1 if plan.epilogue.amax_d else 0)
+            + (2 if plan.epilogue.use_e else 0))
 
 
 def _operand(regs: Registers, op: OperandPlan) -> tuple[Reg, ...]:
@@ -118,6 +122,8 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
     keep_batch = plan.epilogue.bias_read or plan.epilogue.amax_d
     batch = regs.s.alloc(1, name="batch") if keep_batch else stmp[6]
     gemm_index = regs.s.alloc(1, name="gemm") if plan.epilogue.amax_d else None
+    srd_e = regs.s.alloc(4, align=4, name="srdE") if plan.epilogue.use_e else None
+    soff_e = regs.s.alloc(1, name="soffE") if plan.epilogue.use_e else None
     mask = regs.s.alloc(2, align=2, name="mask")
     # four single SGPRs, so they can fill the holes alignment leaves
     split_k = None
@@ -164,4 +170,4 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
         srd_c=srds["C"], srd_d=srds["D"], a=operand_regs("A", va, tile_a, mfma_a, plan.a),
         b=operand_regs("B", vb, tile_b, mfma_b, plan.b), tid=tid, oob=oob, vtmp=vtmp,
         epilogue=block[0:epilogue_registers(plan)], acc=acc, counts=regs.counts(), preload=preloaded,
-        split_k=split_k, gemm_index=gemm_index)
+        split_k=split_k, gemm_index=gemm_index, srd_e=srd_e, soff_e=soff_e)

@@ -164,15 +164,34 @@ class GemmPlan:
     vectors: tuple[VectorRegion, ...]   # epilogue vectors staged in LDS (after the main loop)
     args: ArgumentPlan
     lanes: LaneLayout = attrs.field(repr=False)
+    e_type: DataType = DataType.S    # E's element type (UseE)
+    # LocalSplitU: groups of waves that each sum 1/lsu of every DepthU over the whole tile (lsu.py)
+    lsu: int = 1
 
     @property
     def steps(self) -> int:
-        """MFMA k-steps per DepthU."""
-        return self.depth_u // self.mfma.k
+        """MFMA k-steps per DepthU of one wave (its LocalSplitU group's share)."""
+        return self.depth_u // (self.mfma.k * self.lsu)
+
+    @property
+    def group_waves(self) -> int:
+        """Waves of one LocalSplitU group: the waves that cover the macro tile once."""
+        return self.wave_group[0] * self.wave_group[1]
+
+    @property
+    def lsu_bytes(self) -> int:
+        """LDS the LocalSplitU reduction takes: every accumulator of every wave past the first group."""
+        acc = self.wave_tile[0] * self.wave_tile[1] * self.mfma.cd_regs
+        return (self.lsu - 1) * self.group_waves * self.lanes.wave * acc * 4
 
     @property
     def dest_bpe(self) -> int:
         return self.dest_type.num_bytes
+
+    @property
+    def e_bpe(self) -> int:
+        """Bytes per element of E (UseE: DataTypeE, by default D's type)."""
+        return self.e_type.num_bytes
 
     @property
     def integer(self) -> bool:
@@ -306,6 +325,9 @@ def build_plan(sol: Solution) -> GemmPlan:
     depth_u = sol.depth_u
     if depth_u % mfma.k:
         raise Unsupported("tiling:DepthU", f"DepthU {depth_u} is not a multiple of the MFMA K {mfma.k}")
+    lsu = sol.workgroup[2]
+    if depth_u % (mfma.k * lsu):
+        raise Unsupported("LocalSplitU", f"DepthU {depth_u} does not split into {lsu} groups of MFMA K {mfma.k}")
     k_per_lane = lanes.k_run(mfma)
     mt0, mt1 = sol.macro_tile
     operands = []
@@ -354,12 +376,14 @@ def build_plan(sol: Solution) -> GemmPlan:
     vectors = vector_regions(feat, (mt0, mt1), threads)
     # the vectors, and then the amax reduction (an f32 per thread, amax.py), reuse the tiles' LDS once
     # the main loop is done
-    lds_bytes = max(lds_base, staging_bytes(vectors), 4 * threads if feat.amax_d else 0)
+    acc_regs = sol.mi_wave_tile[0] * sol.mi_wave_tile[1] * mfma.cd_regs
+    lsu_bytes = (lsu - 1) * sol.mi_wave_group[0] * sol.mi_wave_group[1] * lanes.wave * acc_regs * 4
+    lds_bytes = max(lds_base, staging_bytes(vectors), 4 * threads if feat.amax_d else 0, lsu_bytes)
     if lds_bytes > limit:
-        raise Unsupported("resources:LDS", f"the epilogue vectors need {lds_bytes} bytes of LDS; at most "
+        raise Unsupported("resources:LDS", f"the epilogue needs {lds_bytes} bytes of LDS; at most "
                                            f"{limit} are addressable")
     return GemmPlan(arch=arch, in_type=pt.data_type, dest_type=pt.dest_type, batched=pt.num_indices_c == 3,
                     use_beta=pt.use_beta, mfma=mfma, num_threads=threads, depth_u=depth_u,
                     macro_tile=(mt0, mt1), wave_group=sol.mi_wave_group, wave_tile=sol.mi_wave_tile,
                     a=a, b=b, lds_bytes=lds_bytes, epilogue=feat, vectors=vectors,
-                    args=argument_plan(sol), lanes=lanes)
+                    args=argument_plan(sol), lanes=lanes, e_type=pt.e_type, lsu=lsu)

@@ -303,6 +303,26 @@ def output_resources(e: Emitter) -> None:
         e(isa.s_add_u32(t[3], t[3], t[4]))
         e(isa.s_lshl_b32(srd[2], t[3], shift))
         e(isa.s_mov_b32(srd[3], plan.arch.srd_word3))
+    if r.srd_e is not None:
+        _e_resource(e, r.srd_e)
+
+
+def _e_resource(e: Emitter, srd: Reg) -> None:
+    """UseE: E's resource at the tile, like D's with E's own strides and element size."""
+    isa, r, plan = e.isa, e.r, e.plan
+    t = r.stmp
+    bpe = plan.e_bpe
+    ld = r.arg("StrideE0")
+    batch_stride = r.arg("StrideE1") if plan.batched else None
+    origin = t[2]
+    e(isa.s_mul_i32(origin, r.tile1, ld), isa.s_add_u32(origin, origin, r.tile0))
+    _tensor_base(e, srd[0:2], "E", batch_stride, origin, bpe)
+    e(isa.s_sub_u32(t[3], r.arg("SizesFree1"), r.tile1), isa.s_sub_u32(t[3], t[3], 1))
+    e(isa.s_mul_i32(t[3], t[3], ld))
+    e(isa.s_sub_u32(t[4], r.arg("SizesFree0"), r.tile0))
+    e(isa.s_add_u32(t[3], t[3], t[4]))
+    e(isa.s_lshl_b32(srd[2], t[3], bpe.bit_length() - 1))
+    e(isa.s_mov_b32(srd[3], plan.arch.srd_word3))
 
 
 def thread_addresses(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
@@ -333,6 +353,13 @@ def thread_addresses(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
     # lane group along k, as on gfx11, every lane starts at k 0)
     lanes = plan.lanes
     e(isa.v_lshrrev_b32(v[0], lanes.wave_shift, tid))  # wave id
+    if plan.lsu > 1:
+        # LocalSplitU: wave = group * group_waves + the wave's place in its group; the group starts
+        # at k = group * DepthU / lsu (v[7]: the group, then its byte offset in LDS)
+        e(udiv_const(isa, v[7], v[0], plan.group_waves, v[2], v[1]))
+        e(isa.v_mov_b32(v[0], v[1]))
+        e.v_mul_const(v[7], v[7], plan.depth_u // plan.lsu * op.lds_bpe)
+        e(isa.v_add_u32(o.lds_read, op.lds_base, v[7]) if op.lds_base else isa.v_mov_b32(o.lds_read, v[7]))
     wg0 = plan.wave_group[0]
     if op.name == "A":
         e(udiv_const(isa, v[1], v[0], wg0, v[2], v[3]))  # v3 = wave % wg0
@@ -350,7 +377,10 @@ def thread_addresses(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
         e.v_mul_const(v[6], v[6], op.k_per_lane)
         e(isa.v_add_u32(v[4], v[4], v[6]))
     e.v_mul_const(v[4], v[4], op.lds_bpe)
-    e.v_add_const(o.lds_read, v[4], op.lds_base)
+    if plan.lsu > 1:
+        e(isa.v_add_u32(o.lds_read, o.lds_read, v[4]))  # the group's k offset and LDS base are in already
+    else:
+        e.v_add_const(o.lds_read, v[4], op.lds_base)
 
 
 def setup(e: Emitter) -> None:

@@ -11,8 +11,8 @@ gfx94x/gfx950 also 8-bit floats (F8, B8, F8B8, B8F8 to S/H/B/F8/B8) and f16 mixe
 operand (HF8, F8H to H/S; plan.py); int8 with int32 compute (I8II, I8I8; no epilogue terms beyond
 alpha and beta); any transposes, strided batch or no batch, with or without beta,
 single-block 16x16 / 32x32 MFMA, GSU 1 or in-kernel split-K (MultipleBufferSingleKernel,
-any GSU), no local split; the fused epilogue (scales, bias,
-activation, amax of D; no E or gradient); argType 0, 1 and 2 (grouped GEMM).
+any GSU), LocalSplitU (lsu.py); the fused epilogue (scales, bias,
+activation, amax of D, the E output; no gradient); argType 0, 1 and 2 (grouped GEMM).
 
 RDNA: gfx11 (gfx1100/1101/1102/1150/1151) and gfx12 (gfx1200/1201) in wave32 with the 16x16x16 WMMAs
 (lanes.py): f16/bf16 with f32 accumulation, int8 (signed iu8), and on gfx12 fp8/bf8 and their mixes
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from tensile_lite.asm.errors import RegisterOverflow
 from tensile_lite.asm.gemm.abi import is_split_k, solution_layout
+from tensile_lite.asm.gemm.e_output import E_TYPES
 from tensile_lite.asm.gemm.features import BIAS_TYPES, epilogue_features
 from tensile_lite.asm.gemm.layout import build_register_map
 from tensile_lite.asm.gemm.plan import Unsupported, build_plan
@@ -114,8 +115,11 @@ def _problem_reasons(sol: Solution) -> list[str]:
     if dtype:
         out.append(dtype)
     out += _epilogue_reasons(pt)
-    if pt.use_e:
-        out.append("E output")
+    if pt.use_e and pt.e_type not in E_TYPES:
+        out.append(f"E type:{pt.e_type.letter}")
+    if pt.use_e and pt.dest_type not in (DataType.S, DataType.H, DataType.B):
+        # the fp8 packing's constant shares a register with the bf16 rounding E may need
+        out.append(f"E output with D type {pt.dest_type.letter}")
     if pt.gradient:
         out.append("Gradient")
     if pt.output_amax_d and pt.compute_type is not DataType.S:
@@ -172,8 +176,11 @@ def _solution_reasons(sol: Solution) -> list[str]:
     if is_split_k(sol) and sol.problem_type.compute_type is not DataType.S:
         # the in-kernel reduction adds f32 partial sums
         out.append(f"GSU MultipleBufferSingleKernel compute {sol.problem_type.compute_type.letter}")
-    if sol.workgroup[2] != 1:
-        out.append("LocalSplitU")
+    if sol.workgroup[2] != 1 and is_split_k(sol):
+        # the split-K reduction and its barriers take every wave of the workgroup
+        out.append("LocalSplitU with split-K")
+    if sol.workgroup[2] != 1 and sol.problem_type.output_amax_d:
+        out.append("LocalSplitU with AmaxD")
     if sol.inner_unroll != 1:
         out.append("InnerUnroll")
     if epilogue_features(sol.problem_type).activation != "none" and not sol.tuning("ActivationFused"):
