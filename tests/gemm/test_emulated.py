@@ -129,11 +129,16 @@ def test_dev_set_sample(sol: Solution, toolchain: Toolchain, kernel_dir: Path) -
     _check(toolchain, kernel_dir, sol)
 
 
+CHUNKS = 8  # the sweep in interleaved parts, so a parallel runner can share it out
+
+
 @pytest.mark.slow
-def test_dev_set_all(toolchain: Toolchain, kernel_dir: Path) -> None:
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_dev_set_all(chunk: int, toolchain: Toolchain, kernel_dir: Path) -> None:
+    """Every distinct dev-set kernel the writer supports (CDNA and RDNA, every feature), two problems."""
     sols = supported_kernels()
     assert sols
-    for sol in sols:
+    for sol in sols[chunk::CHUNKS]:
         mt0, mt1 = sol.macro_tile
         pt = sol.problem_type
         _check(toolchain, kernel_dir, sol, [
