@@ -96,7 +96,12 @@ class Epilogue:
             wanted.append(("scaleAlphaVec", self.dim(pt)))
         for name, dim in wanted:
             size = m if dim == DIM_M else n
-            bits, vals = _quantised(rng, size, DataType.S, 0.5, 2.0)
+            if pt.compute_type is DataType.I:
+                # int32 compute scales by int32 vectors
+                vals = rng.integers(-4, 5, size).astype(np.float64)
+                bits = vals.astype(np.int32).view(np.uint32)
+            else:
+                bits, vals = _quantised(rng, size, DataType.S, 0.5, 2.0)
             # NaN after the vector: the kernel must bound its reads by the vector's length
             buffers[name] = np.concatenate([bits, np.full(4, _NAN32, np.uint32)])
             along[name] = _broadcast(vals, dim)

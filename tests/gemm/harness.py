@@ -396,6 +396,8 @@ def reference(pt: ProblemType, problem: GemmProblem, inputs: dict[str, tuple[np.
         a, b = (np.where(np.abs(x) < 2.0 ** -14, 0.0, x) if dt is DataType.H else x
                 for x, dt in ((a, pt.a_type), (b, pt.b_type)))
     prod, mag = _reference(pt, a, b, problem)
+    if pt.compute_type is DataType.I:
+        return _integer_reference(pt, prod, inputs, alpha, beta, ep, vectors)
     k = max(problem.k, 1)
     alpha_p, beta_p = alpha, beta
     if feat.scale_ab == "Scalar":
@@ -434,6 +436,36 @@ def reference(pt: ProblemType, problem: GemmProblem, inputs: dict[str, tuple[np.
     # one rounding to the destination type, plus half a unit in the last place of its subnormals
     out_eps, out_min = _OUT_EPS[pt.dest_type], _OUT_MIN[pt.dest_type]
     return Reference(t, err + np.abs(t) * out_eps * 1.01 + out_min, pre_d, pre_err, e_val, e_err)
+
+
+def _wrap32(x: np.ndarray) -> np.ndarray:
+    return ((np.asarray(x, dtype=np.int64) + 2 ** 31) % 2 ** 32) - 2 ** 31
+
+
+def _integer_reference(pt: ProblemType, prod: np.ndarray, inputs: dict[str, tuple[np.ndarray, np.ndarray]],
+                       alpha: float, beta: float, ep: Epilogue, vectors: Vectors) -> Reference:
+    """int32 compute, exactly: every step wraps to 32 bits, as the kernel's v_mul_lo_u32 / v_add_u32."""
+    t = _wrap32(_wrap32(np.rint(prod).astype(np.int64)) * int(alpha))
+    if "scaleAlphaVec" in vectors.along:
+        t = _wrap32(t * vectors.along["scaleAlphaVec"].astype(np.int64))
+    if pt.use_beta and beta != 0:
+        c = inputs["C"][1]
+        c = (c if c.ndim == 3 else c[..., None]).astype(np.int64)
+        t = _wrap32(t + _wrap32(int(beta) * c))
+    a, b = (int(x) for x in ep.activation_args)
+    if ep.activation == "relu":
+        t = np.maximum(t, 0)
+    elif ep.activation == "abs":
+        t = _wrap32(np.maximum(-t, t))
+    elif ep.activation == "leakyrelu":
+        t = np.where(t >= 0, t, _wrap32(a * t))
+    elif ep.activation == "clippedrelu":
+        t = np.where(t > a, np.minimum(b, t), 0)
+    elif ep.activation != "none":
+        raise ValueError(f"{ep.activation} has no int32 form")
+    out = t.astype(np.float64)
+    zero = np.zeros_like(out)
+    return Reference(out, zero, out, zero, out, zero)
 
 
 def padded(pt: ProblemType, m: int, n: int, k: int, batch: int = 1, pad: int = 3) -> GemmProblem:

@@ -18,6 +18,7 @@ from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.model import DataType, Params, ProblemType, Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels
+from tests.gemm.epilogue_ref import Epilogue
 from tests.gemm.solutions import solution
 from tests.gemm.test_fp8 import TRANSPOSES, arch_toolchain
 
@@ -114,3 +115,31 @@ def test_dev_set(sol: Solution, toolchain: Toolchain, kernel_dir: Path) -> None:
     mt0, mt1 = sol.macro_tile
     check(toolchain, kernel_dir, sol, [(harness.padded(sol.problem_type, mt0 + 3, mt1 + 5, sol.depth_u + 7, 2), 2.0, -3.0),
                                        (GemmProblem(mt0, mt1, sol.depth_u, 1), 1.0, 0.0)])
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1201"])
+@pytest.mark.parametrize("activation", ["none", "relu", "abs", "leakyrelu", "clippedrelu"])
+def test_integer_epilogue(arch: str, activation: str, toolchain: Toolchain, kernel_dir: Path) -> None:
+    """int32 ScaleAlphaVec (an int vector; null is 1) and the i32 activations of an `all` kernel, with
+    wrap-around (alpha 2^20) before the activation (the dev set's gfx1201 I8II_HAI_SAV shape, `all`
+    to reach every i32 kind)."""
+    pt = problem_type("I", "NT", UseScaleAlphaVec=1, Activation=True, ActivationType="all",
+                      ActivationComputeDataType="I")
+    extra: dict[str, object] = {"WavefrontSize": 32, "WorkGroup": [16, 8, 1]} if arch.startswith("gfx1") else {}
+    mi = (16, 16, 16) if extra else (16, 16, 32)
+    sol = solution(pt, arch=arch, mi=mi, wave_tile=(2, 1), depth_u=64, GlobalReadVectorWidthA=16,
+                   GlobalReadVectorWidthB=16, **extra)
+    assert unsupported_reasons(sol) == ()
+    built = harness.build(arch_toolchain(toolchain, sol.arch), sol, kernel_dir)
+    emu = harness.emulator_for(built)
+    args = {"leakyrelu": (3.0, 0.0), "clippedrelu": (-50.0, 4000.0)}.get(activation, (0.0, 0.0))
+    mt0, mt1 = sol.macro_tile
+    for problem, alpha, beta, vectors in [(harness.padded(pt, mt0 + 3, mt1 + 5, 70, 2), 3.0, -2.0, True),
+                                          (GemmProblem(mt0, mt1, 64, 1), float(1 << 20), 5.0, True),
+                                          (GemmProblem(mt0 - 1, mt1, 64, 1), -1.0, 0.0, False)]:
+        ep = Epilogue(activation=activation, activation_args=args, vectors=vectors)
+        result = harness.run(built, problem, alpha=alpha, beta=beta, emulator=emu, epilogue=ep)
+        try:
+            result.check_exact()
+        except AssertionError as exc:
+            raise AssertionError(f"{activation} on {problem}, alpha {alpha}: {exc}") from None

@@ -5,6 +5,10 @@ sequences (spec/epilogue_semantics.md §2.2: one rounding per instruction, `v_ex
 A kernel built for a selector (`all`, `hipblaslt_all`) dispatches at run time on `activationType`;
 the first entry of its list (`none`) is the fall-through, so any value the list does not name
 applies no activation, as upstream's kernels do.
+
+Integer compute (i32) has only the kinds upstream defines for it (abs, clippedrelu, leakyrelu, relu;
+hipblaslt_all: relu), in i32 arithmetic with wrap-around: abs = max(-x, x), leakyrelu multiplies by
+the low 32 bits, clippedrelu's 0 is the integer 0.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("silu", 10, 0, False),
 )
 BY_NAME: Mapping[str, Kind] = {k.name: k for k in KINDS}
+# the kinds upstream builds for i32 activations (spec §2.1)
+INTEGER_KINDS = frozenset({"none", "abs", "clippedrelu", "leakyrelu", "relu"})
 
 L2E = 0x3FB8AA3B           # log2(e) as f32
 GELU_K0 = 0x3F4C422A       # sqrt(2/pi)
@@ -40,13 +46,15 @@ GELU_K1 = 0x3D372713       # 0.044715
 ONE_HALF = 0.5
 
 
-def kinds_for(selector: str) -> tuple[Kind, ...]:
-    """The kinds a kernel built for `selector` applies, `none` first."""
+def kinds_for(selector: str, *, integer: bool = False) -> tuple[Kind, ...]:
+    """The kinds a kernel built for `selector` applies (in i32 when `integer`), `none` first."""
     if selector == "hipblaslt_all":
-        return tuple(k for k in KINDS if k.hipblaslt)
-    if selector == "all":
-        return KINDS
-    return (KINDS[0],)
+        kinds = tuple(k for k in KINDS if k.hipblaslt)
+    elif selector == "all":
+        kinds = KINDS
+    else:
+        kinds = (KINDS[0],)
+    return tuple(k for k in kinds if k.name in INTEGER_KINDS) if integer else kinds
 
 
 class _Act:
@@ -131,15 +139,38 @@ class _Act:
         self.e(self.isa.v_mul_f32(x, x, t))
 
 
-def emitter_for(e: Emitter, kind: Kind, alpha: Reg | None, beta: Reg | None) -> Callable[[Reg, Reg], None]:
-    """A function emitting `kind` on (value, scratch) registers."""
-    return getattr(_Act(e, alpha, beta), kind.name)
+class _IntAct(_Act):
+    """The i32 forms (spec §2.2, "The i32 forms")."""
+
+    def abs(self, x: Reg, t: Reg) -> None:
+        self.e(self.isa.v_sub_u32(t, 0, x), self.isa.v_max_i32(x, t, x))
+
+    def clippedrelu(self, x: Reg, t: Reg) -> None:
+        isa = self.isa
+        assert self.alpha is not None and self.beta is not None
+        self.e(isa.v_cmp_gt_i32(self.vcc, x, self.alpha), isa.v_min_i32(x, self.beta, x),
+               isa.v_cndmask_b32(x, 0, x, self.vcc))
+
+    def leakyrelu(self, x: Reg, t: Reg) -> None:
+        isa = self.isa
+        assert self.alpha is not None
+        self.e(isa.v_mul_lo_u32(t, self.alpha, x), isa.v_cmp_le_i32(self.vcc, 0, x),
+               isa.v_cndmask_b32(x, t, x, self.vcc))
+
+    def relu(self, x: Reg, t: Reg) -> None:
+        self.e(self.isa.v_max_i32(x, 0, x))
+
+
+def emitter_for(e: Emitter, kind: Kind, alpha: Reg | None, beta: Reg | None, *,
+                integer: bool = False) -> Callable[[Reg, Reg], None]:
+    """A function emitting `kind` on (value, scratch) registers (i32 forms when `integer`)."""
+    return getattr((_IntAct if integer else _Act)(e, alpha, beta), kind.name)
 
 
 def apply(e: Emitter, selector: str, values: list[Reg], scratch: Reg, act_type: Reg | None,
-          alpha: Reg | None, beta: Reg | None) -> None:
+          alpha: Reg | None, beta: Reg | None, *, integer: bool = False) -> None:
     """Every register of `values` through the activation `act_type` selects (run-time dispatch)."""
-    kinds = kinds_for(selector)[1:]
+    kinds = kinds_for(selector, integer=integer)[1:]
     if not kinds:
         return
     isa = e.isa
@@ -151,7 +182,7 @@ def apply(e: Emitter, selector: str, values: list[Reg], scratch: Reg, act_type: 
     e(isa.s_branch(end))
     for i, (kind, label) in enumerate(zip(kinds, labels, strict=True)):
         e.label(label)
-        fn = emitter_for(e, kind, alpha, beta)
+        fn = emitter_for(e, kind, alpha, beta, integer=integer)
         for v in values:
             fn(v, scratch)
         if i + 1 < len(kinds):

@@ -180,7 +180,10 @@ def _apply_vector(e: Emitter, w: _Regs, region: VectorRegion, t0: int, t1: int, 
 def _apply_along(e: Emitter, w: _Regs, region: VectorRegion, dim: int, t0: int, t1: int, add: bool) -> None:
     isa, plan = e.isa, e.plan
     cd = plan.mfma.cd_regs
-    op = isa.v_add_f32 if add else isa.v_mul_f32
+    if plan.integer:
+        op = isa.v_add_u32 if add else isa.v_mul_lo_u32
+    else:
+        op = isa.v_add_f32 if add else isa.v_mul_f32
     if dim == DIM_M:
         reads = {4: isa.ds_read_b128, 2: isa.ds_read_b64, 1: isa.ds_read_b32}
         for first, row, length in plan.lanes.row_runs:
@@ -224,7 +227,7 @@ def _after_c(e: Emitter, w: _Regs, t0: int, t1: int, guard: tuple[list[int], Reg
             e_output.store_edge(e, w.values[0:cd], w.c[0:cd], w.addr_e, guard[0], guard[1], rnd)
     if feat.activation != "none":
         activation.apply(e, feat.activation, values, w.t, r.arg("activationType"), r.arg("activationAlpha"),
-                         r.arg("activationBeta"))
+                         r.arg("activationBeta"), integer=plan.integer)
     if feat.amax_d:
         if guard is None:
             amax.update(e, w.amax, values, w.t)

@@ -1,10 +1,13 @@
 """The epilogue in int32 (ComputeDataType I: int8 inputs, i32 MFMA accumulators), per element:
 
-    t = alpha * acc + beta * C          wrap-around 32-bit arithmetic (v_mul_lo_u32 / v_add_u32)
+    t = alpha * acc                     wrap-around 32-bit arithmetic (v_mul_lo_u32 / v_add_u32)
+    t = t * scaleAlphaVec[f]            UseScaleAlphaVec (an i32 vector; a null one is 1)
+    t = t + beta * C
+    t = act(t)                          the i32 activations (activation.py)
     D = t (int32 D) or clamp(t, -128, 127) (int8 D)
 
-spec/epilogue_semantics.md §1.5 and §3.5. There are no scale, bias or activation terms (support.py
-rejects them for integer compute).
+spec/epilogue_semantics.md §1.5 and §3.5. Scales, bias, E and amax are not built for integer
+compute (support.py names them).
 """
 
 from __future__ import annotations

@@ -97,6 +97,13 @@ def _epilogue_reasons(pt: ProblemType) -> list[str]:
     the `all` / `hipblaslt_all` activations in f32 (gradients, E and amax are not)."""
     feat = epilogue_features(pt)
     out = []
+    if pt.compute_type is DataType.I:
+        # int32 epilogues: ScaleAlphaVec (i32 vector) and the i32 activations (integer.py)
+        if feat.scale_ab or feat.scale_cd or feat.bias or feat.use_e or feat.amax_d:
+            out.append("epilogue compute type I")
+        if feat.activation != "none" and feat.activation_compute is not DataType.I:
+            out.append(f"ActivationComputeDataType:{feat.activation_compute.letter}")
+        return out
     if feat.any and pt.compute_type is not DataType.S:
         out.append(f"epilogue compute type {pt.compute_type.letter}")
     if feat.bias_read:

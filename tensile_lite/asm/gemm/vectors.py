@@ -112,7 +112,8 @@ def _stage(e: Emitter, region: VectorRegion, dt: DataType, srd: Reg, first: Reg,
     if null_is_one:
         e(isa.s_branch(write))
         e.label(one)
-        e(isa.v_mov_b32(v[1], 1.0))
+        # the multiplicative identity in the compute type (int32 1 for integer compute)
+        e(isa.v_mov_b32(v[1], 1 if plan.integer else 1.0))
         for k in range(passes):
             e(isa.ds_write_b32(v[5], v[1], mods=DS(offset=region.lds_offset + k * threads * 4)))
         e.label(write)
