@@ -38,7 +38,7 @@ def test_json_report_on_dev_set(capsys: pytest.CaptureFixture[str]) -> None:
     counts = [f["solutions"] for f in features]
     assert counts == sorted(counts, reverse=True) and all(c > 0 for c in counts)
     names = {f["feature"] for f in features}
-    assert {"GSU>1", "LocalSplitU", "E output"} <= names
+    assert {"GSU>1", "CustomKernel", "non-MFMA kernel"} <= names
     # every unsupported solution is blocked by at least one feature
     unsupported = doc["total"]["solutions"] - doc["total"]["supported"]
     assert max(counts) <= unsupported <= sum(counts)

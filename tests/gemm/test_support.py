@@ -43,7 +43,7 @@ def test_fused_epilogue_is_supported(extra: dict) -> None:
     ({"UseBias": 1, "BiasDataTypeList": [0, 11]}, "Bias type:F8"),
     ({"Activation": 1, "ActivationType": "hipblaslt_all", "ActivationComputeDataType": 4},
      "ActivationComputeDataType:H"),
-    ({"UseE": 1}, "E output"),
+    ({"UseE": 1, "DataTypeE": "I8"}, "E type:I8"),
     ({"StridedBatched": 0}, "GeneralBatched"),
     ({"HighPrecisionAccumulate": 0}, "dtype:H without HPA"),
     # int8 with f32 compute and f16 mixed with bf16 are not built (test_int8.py / test_fp8.py: what is)
@@ -68,7 +68,8 @@ def test_problem_features_are_named(extra: dict, feature: str) -> None:
     # RDNA runs WMMA in wave32, as hipBLASLt does
     ({"arch": "gfx1100"}, "wave64"),
     ({"arch": "gfx908"}, "arch:gfx908"),
-    ({"WorkGroup": [16, 8, 2], "wave_group": (2, 1)}, "LocalSplitU"),
+    ({"WorkGroup": [16, 8, 2], "wave_group": (2, 1), "GlobalSplitU": 2,
+      "GlobalSplitUAlgorithm": "MultipleBufferSingleKernel"}, "LocalSplitU with split-K"),
     ({"ActivationFused": 0, "pt": {"Activation": 1, "ActivationType": "all"}}, "ActivationFused=0"),
 ])
 def test_solution_features_are_named(kwargs: dict, feature: str) -> None:
@@ -108,8 +109,8 @@ def test_dev_set_v1_solutions() -> None:
             assert sol.arch in ARCHS | RDNA_ARCHS
             assert sol.wavefront_size == (32 if sol.arch in RDNA_ARCHS else 64)
             assert (pt.data_type, pt.dest_type, pt.compute_type) in TYPES
-            assert (sol.runtime.global_split_u == 1 or is_split_k(sol)) and sol.workgroup[2] == 1
-            assert not (pt.gradient or pt.use_e)
+            assert sol.runtime.global_split_u == 1 or (is_split_k(sol) and sol.workgroup[2] == 1)
+            assert not pt.gradient
             assert not (pt.output_amax_d and is_split_k(sol))
             assert all(t in (DataType.S, DataType.H, DataType.B) for t in pt.bias_data_types if pt.use_bias)
             epilogue += bool(pt.use_bias)
