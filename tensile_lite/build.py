@@ -9,8 +9,10 @@ from pathlib import Path
 
 import attrs
 
-from tensile_lite.asm.gemm import GemmKernel, runtime_overrides_read
+from tensile_lite.asm.gemm import GemmKernel, postgsu, runtime_overrides_read
 from tensile_lite.asm.gemm import unsupported_reasons as writer_unsupported
+from tensile_lite.asm.gemm.abi import is_multiple_buffer
+from tensile_lite.asm.gemm.postgsu import ConversionKernel
 from tensile_lite.codeobj.assemble import assemble, link
 from tensile_lite.codeobj.pipeline import BuildOptions, build_code_objects
 from tensile_lite.codeobj.pipeline import LibraryPlan as CodeObjectPlan
@@ -87,13 +89,33 @@ def report_unsupported(logic: list[LogicFile], unsupported: Callable[[Solution],
     return missing
 
 
-def write_helper_code_object(toolchain, arch: str, dest: Path, cov: int) -> None:
-    """Kernels.so-000-<gfx>.hsaco: the helper kernels the included solutions need. Our kernels need none
-    (no split-K post-processing, fused epilogues only), so it is a valid code object with one no-op kernel."""
-    with tempfile.TemporaryDirectory(prefix="tensile-lite-helpers-") as tmp:
-        obj = assemble(toolchain, TrivialKernel(HELPER_KERNEL, arch, cov).assembly_text(), arch,
-                       Path(tmp) / "helpers.o", code_object_version=cov)
-        link(toolchain, [obj], dest)
+def helper_kernels(ap, cov: int) -> list:
+    """The helper code object's kernels: the split-K conversion kernels (postgsu.py) of every problem
+    type with an included MultipleBuffer solution, by name, after a no-op kernel that keeps the code
+    object valid when nothing needs a helper."""
+    by_name: dict[str, ConversionKernel] = {}
+    for entry in ap.kernels.values():  # sorted by name: the first of equal names is always the same
+        if is_multiple_buffer(entry.solution):
+            for v in postgsu.variants(entry.solution.problem_type):
+                by_name.setdefault(v.name, ConversionKernel(v.problem_type, v.bias_type, v.gsu_bucket, v.vw,
+                                                            ap.arch, cov))
+    return [TrivialKernel(HELPER_KERNEL, ap.arch, cov), *(by_name[name] for name in sorted(by_name))]
+
+
+def write_helper_code_object(toolchain, ap, dest: Path, options: BuildOptions) -> None:
+    """Kernels.so-000-<gfx>.hsaco, where hipBLASLt looks up the helper kernels by name."""
+    cov = options.code_object_version
+    kernels = helper_kernels(ap, cov)
+    if len(kernels) == 1:
+        with tempfile.TemporaryDirectory(prefix="tensile-lite-helpers-") as tmp:
+            obj = assemble(toolchain, kernels[0].assembly_text(), ap.arch, Path(tmp) / "helpers.o",
+                           code_object_version=cov)
+            link(toolchain, [obj], dest)
+        return
+    with tempfile.TemporaryDirectory(prefix="tensile-lite-helpers-", dir=options.tmp_parent) as tmp:
+        plan = CodeObjectPlan(dest.stem, ap.arch, [k.name for k in kernels])
+        build_code_objects(toolchain, iter(kernels), [plan], Path(tmp), attrs.evolve(options, progress="off"))
+        (Path(tmp) / "library" / f"{dest.stem}.co").replace(dest)
 
 
 def _sources_by_library(ap, kernel_source: Callable[..., object], cov: int):
@@ -150,8 +172,9 @@ def build_library(req: TclRequest, staging: Path, log: Log,
                                    progress="auto" if req.verbose >= 1 else "off")
             build_code_objects(toolchain, sources, co_plans, staging, options)
             kernels_total += len(ap.kernels)
-        write_helper_code_object(toolchain, ap.arch, library / f"Kernels.so-000-{ap.arch}.hsaco",
-                                 req.code_object_version)
+        helper_options = BuildOptions(jobs=req.jobs, code_object_version=req.code_object_version,
+                                      tmp_parent=Path(tempfile.gettempdir()), progress="off")
+        write_helper_code_object(toolchain, ap, library / f"Kernels.so-000-{ap.arch}.hsaco", helper_options)
         written = write_arch(ap, library, req.library_format, honoured=runtime_overrides_read)
         files += [p.name for p in written]
         files += [f"Kernels.so-000-{ap.arch}.hsaco"] + [f"{p.name}.co" for p in ap.placeholders if p.solutions]

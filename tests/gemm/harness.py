@@ -13,10 +13,17 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from tensile_lite.asm.gemm import GemmProblem, generate, kernel_name, num_workgroups, pack_kernel_args
-from tensile_lite.asm.gemm.abi import EpilogueArgs
+from tensile_lite.asm.gemm import (
+    GemmProblem,
+    generate,
+    kernel_name,
+    num_workgroups,
+    pack_kernel_args,
+    postgsu,
+)
+from tensile_lite.asm.gemm.abi import EpilogueArgs, is_multiple_buffer, runtime_gsu
 from tensile_lite.asm.gemm.features import epilogue_features
-from tensile_lite.asm.gemm.grouped import pack_grouped, tiles
+from tensile_lite.asm.gemm.grouped import ARG_TYPE_TABLE, pack_grouped, tiles
 from tensile_lite.codeobj.assemble import assemble, link
 from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.emu import DeviceMemory, Emulator
@@ -32,6 +39,22 @@ class Built:
     solution: Solution
     name: str
     path: Path
+    # for MultipleBuffer split-K: where the runtime's conversion kernels are built, and those built
+    toolchain: Toolchain | None = attrs.field(default=None, eq=False, repr=False)
+    conversions: dict[str, Emulator] = attrs.field(factory=dict, eq=False, repr=False)
+
+    def conversion(self, variant: postgsu.Variant) -> Emulator:
+        """An emulator of the conversion kernel `variant` (built on first use, beside the kernel)."""
+        emu = self.conversions.get(variant.name)
+        if emu is None:
+            assert self.toolchain is not None
+            text = postgsu.generate(self.solution.arch, variant)
+            obj, co = self.path.with_name(f"{variant.name}.o"), self.path.with_name(f"{variant.name}.co")
+            assemble(self.toolchain, text, self.solution.arch, obj)
+            link(self.toolchain, [obj], co)
+            obj.unlink()
+            emu = self.conversions[variant.name] = Emulator(co)
+        return emu
 
 
 def build(toolchain: Toolchain, sol: Solution, out_dir: Path) -> Built:
@@ -42,7 +65,7 @@ def build(toolchain: Toolchain, sol: Solution, out_dir: Path) -> Built:
     assemble(toolchain, text, sol.arch, obj)
     link(toolchain, [obj], co)
     obj.unlink()
-    return Built(sol, name, co)
+    return Built(sol, name, co, toolchain)
 
 
 def _assignments(pt: ProblemType, tensor: str) -> tuple[int, ...]:
@@ -268,14 +291,15 @@ def _result(sol: Solution, mem: DeviceMemory, call: _Call, instructions: int, *,
 
 def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float = 0.0, seed: int = 0,
         emulator: Emulator | None = None, gemm_count: int = 1, arg_type: int = 0,
-        epilogue: Epilogue | None = None) -> Result:
-    """One argType-0 launch of `built` on `problem` (the header may claim another gemm_count/argType)."""
+        epilogue: Epilogue | None = None, gsu: int | None = None) -> Result:
+    """One argType-0 launch of `built` on `problem` (the header may claim another gemm_count/argType);
+    `gsu` overrides the solution's, as a user may at run time."""
     sol = built.solution
     pt = sol.problem_type
     mem = DeviceMemory()
     call = _with_amax(sol, _prepare(pt, mem, problem, alpha, beta, epilogue, np.random.default_rng(seed),
                                     fp8_encoding(sol)), mem)
-    gsu = launch_gsu(sol, problem)
+    gsu = gsu if gsu is not None else launch_gsu(sol, problem)
     buffers = with_split_k_buffers(sol, problem, mem, call.buffers, gsu)
     kernargs = pack_kernel_args(sol, problem, buffers, alpha, beta, gemm_count=gemm_count, arg_type=arg_type,
                                 epilogue=_epilogue_args(pt, call), gsu=gsu)
@@ -283,7 +307,30 @@ def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float =
     grid = num_workgroups(sol, problem, gsu=gsu)
     stats = emu.launch(built.name, grid=launch_grid(sol, problem, gsu), block=(sol.num_threads, 1, 1),
                        kernargs=kernargs, memory=mem) if grid else None
-    return _result(sol, mem, call, stats.instructions if stats else 0)
+    instructions = stats.instructions if stats else 0
+    split = runtime_gsu(sol, gsu)
+    if is_multiple_buffer(sol) and split > 1 and grid:
+        instructions += _convert(built, problem, call, buffers, split, mem)
+    return _result(sol, mem, call, instructions)
+
+
+def _convert(built: Built, problem: GemmProblem, call: _Call, buffers: dict[str, int], gsu: int,
+             mem: DeviceMemory) -> int:
+    """The runtime's second launch of a MultipleBuffer split-K call: the conversion kernel over D."""
+    pt = built.solution.problem_type
+    feat = epilogue_features(pt)
+    ep = call.epilogue
+    bias_type = (ep.bias_type or ep.bias or feat.bias_types[0]) if feat.bias_read else None
+    vw = postgsu.launch_vector_width(pt, [problem])
+    variant = postgsu.Variant(pt, bias_type, postgsu.bucket(gsu), vw)
+    args = _epilogue_args(pt, call)
+    conv = postgsu.ConversionCall(problem, buffers, call.alpha, call.beta, gsu, strides_e=call.e_strides,
+                                  stride_bias=args.stride_bias, factor_dim=args.factor_dim,
+                                  activation=args.activation, activation_args=args.activation_args)
+    kernargs = postgsu.pack_arguments_of(pt, conv)
+    stats = built.conversion(variant).launch(variant.name, grid=(postgsu.work_groups(pt, problem, vw), 1, 1),
+                                             block=(postgsu.THREADS, 1, 1), kernargs=kernargs, memory=mem)
+    return stats.instructions
 
 
 def launch_grid(sol: Solution, problem: GemmProblem, gsu: int | None = None) -> tuple[int, int, int]:
@@ -309,8 +356,8 @@ def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alp
     calls = [_with_amax(sol, _prepare(pt, mem, p, a, b, ep, rng, fp8_encoding(sol)), mem)
              for p, a, b, ep in zip(problems, alphas, betas, eps, strict=True)]
     table_address = mem.alloc(1 << 16)
-    kernargs, table = pack_grouped(sol, problems, [with_split_k_buffers(sol, p, mem, c.buffers)
-                                                   for p, c in zip(problems, calls, strict=True)], alphas, betas,
+    buffers_of = [with_split_k_buffers(sol, p, mem, c.buffers) for p, c in zip(problems, calls, strict=True)]
+    kernargs, table = pack_grouped(sol, problems, buffers_of, alphas, betas,
                                    table_address=table_address, arg_type=arg_type,
                                    epilogues=[_epilogue_args(pt, c) for c in calls])
     assert len(table) <= 1 << 16
@@ -319,8 +366,36 @@ def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alp
     emu = emulator or emulator_for(built)
     stats = emu.launch(built.name, grid=(max(grid, 1), 1, 1), block=(sol.num_threads, 1, 1), kernargs=kernargs,
                        memory=mem) if grid else None
+    instructions = stats.instructions if stats else 0
+    gsu = sol.runtime.global_split_u
+    if is_multiple_buffer(sol) and gsu > 1 and arg_type == ARG_TYPE_TABLE and grid:
+        instructions += _convert_grouped(built, problems, calls, buffers_of, gsu, mem)
     # hipBLASLt's user arguments carry no amax output (amax.py): only argType 1 writes one
-    return [_result(sol, mem, c, stats.instructions if stats else 0, amax_written=arg_type == 1) for c in calls]
+    return [_result(sol, mem, c, instructions, amax_written=arg_type == 1) for c in calls]
+
+
+def _convert_grouped(built: Built, problems: list[GemmProblem], calls: list[_Call], buffers: list[dict[str, int]],
+                     gsu: int, mem: DeviceMemory) -> int:
+    """The grouped conversion launch (`_GG` kernel) after a MultipleBuffer argType-1 launch."""
+    pt = built.solution.problem_type
+    feat = epilogue_features(pt)
+    vw = postgsu.launch_vector_width(pt, problems)
+    first = calls[0].epilogue
+    bias_type = (first.bias_type or first.bias or feat.bias_types[0]) if feat.bias_read else None
+    variant = postgsu.Variant(pt, bias_type, postgsu.bucket(gsu), vw)
+    convs = []
+    for call, bufs in zip(calls, buffers, strict=True):
+        args = _epilogue_args(pt, call)
+        convs.append(postgsu.ConversionCall(call.problem, bufs, call.alpha, call.beta, gsu, strides_e=call.e_strides,
+                                            stride_bias=args.stride_bias, factor_dim=args.factor_dim,
+                                            activation=args.activation, activation_args=args.activation_args))
+    table_address = mem.alloc(1 << 16)
+    kernargs, table = postgsu.pack_grouped(pt, convs, vw, table_address)
+    mem.write(table_address, table)
+    groups = sum(postgsu.work_groups(pt, p, vw) for p in problems)
+    stats = built.conversion(variant).launch(variant.name, grid=(max(groups, 1), 1, 1), block=(postgsu.THREADS, 1, 1),
+                                             kernargs=kernargs, memory=mem)
+    return stats.instructions
 
 
 def _inputs(pt: ProblemType, problem: GemmProblem, rng: np.random.Generator, alpha: float,

@@ -10,7 +10,7 @@ import attrs
 import numpy as np
 
 from tensile_lite.asm.gemm import GemmProblem
-from tensile_lite.asm.gemm.abi import is_split_k, workspace_bytes
+from tensile_lite.asm.gemm.abi import is_split_k, splits_k, workspace_bytes
 from tensile_lite.emu import DeviceMemory
 from tensile_lite.model import Solution
 
@@ -34,7 +34,7 @@ def launch_gsu(sol: Solution, problem: GemmProblem) -> int | None:
 def with_split_k_buffers(sol: Solution, problem: GemmProblem, mem: DeviceMemory, buffers: Mapping[str, int],
                          gsu: int | None = None) -> dict[str, int]:
     out = dict(buffers)
-    if is_split_k(sol):
+    if splits_k(sol):
         words = max(workspace_bytes(sol, problem, gsu=gsu) // 4, 1)
         out["workspace"] = mem.alloc(np.full(words, POISON, np.uint32))
         out["synchronizer"] = mem.alloc(np.zeros(SYNC_DWORDS, np.uint32))

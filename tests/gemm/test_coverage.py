@@ -38,7 +38,7 @@ def test_json_report_on_dev_set(capsys: pytest.CaptureFixture[str]) -> None:
     counts = [f["solutions"] for f in features]
     assert counts == sorted(counts, reverse=True) and all(c > 0 for c in counts)
     names = {f["feature"] for f in features}
-    assert {"GSU>1", "CustomKernel", "non-MFMA kernel"} <= names
+    assert {"CustomKernel", "non-MFMA kernel", "Gradient"} <= names
     # every unsupported solution is blocked by at least one feature
     unsupported = doc["total"]["solutions"] - doc["total"]["supported"]
     assert max(counts) <= unsupported <= sum(counts)
@@ -53,7 +53,7 @@ def test_text_report_single_file(capsys: pytest.CaptureFixture[str]) -> None:
     lines = out.splitlines()
     assert lines[0].split()[:3] == ["arch", "solutions", "supported"]
     assert lines[1].split()[0] == "gfx942"
-    assert "GSU>1" in out and "total:" in out
+    assert "LocalSplitU with split-K" in out and "total: 101 of 104" in out
 
 
 def test_missing_path_is_an_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

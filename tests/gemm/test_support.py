@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tensile_lite.asm.gemm import unsupported_reasons
-from tensile_lite.asm.gemm.abi import is_split_k
+from tensile_lite.asm.gemm.abi import splits_k
 from tensile_lite.asm.gemm.support import ARCHS, RDNA_ARCHS, TYPES
 from tensile_lite.model import DataType, Params, ProblemType
 from tests.gemm.devset import logic_files
@@ -55,9 +55,10 @@ def test_problem_features_are_named(extra: dict, feature: str) -> None:
 
 
 @pytest.mark.parametrize("kwargs, feature", [
-    ({"GlobalSplitU": 2}, "GSU>1"),
-    # split-K through the runtime's second kernel (MultipleBufferSingleKernel is built: test_splitk.py)
+    # split-K through the runtime's beta-only kernel and atomics (MultipleBufferSingleKernel and
+    # MultipleBuffer are built: test_splitk.py, test_postgsu.py)
     ({"GlobalSplitU": 2, "GlobalSplitUAlgorithm": "SingleBuffer"}, "GSU>1"),
+    ({"GlobalSplitU": 2, "pt": {"OutputAmaxD": 1, "UseScaleCD": 1}}, "AmaxD with split-K"),
     ({"StreamK": 3}, "StreamK"),
     # amax and in-kernel split-K would both count arrivals in the Synchronizer
     ({"GlobalSplitU": 2, "GlobalSplitUAlgorithm": "MultipleBufferSingleKernel", "pt": {"OutputAmaxD": 1}},
@@ -109,9 +110,9 @@ def test_dev_set_v1_solutions() -> None:
             assert sol.arch in ARCHS | RDNA_ARCHS
             assert sol.wavefront_size == (32 if sol.arch in RDNA_ARCHS else 64)
             assert (pt.data_type, pt.dest_type, pt.compute_type) in TYPES
-            assert sol.runtime.global_split_u == 1 or (is_split_k(sol) and sol.workgroup[2] == 1)
+            assert sol.runtime.global_split_u == 1 or (splits_k(sol) and sol.workgroup[2] == 1)
             assert not pt.gradient
-            assert not (pt.output_amax_d and is_split_k(sol))
+            assert not (pt.output_amax_d and splits_k(sol))
             assert all(t in (DataType.S, DataType.H, DataType.B) for t in pt.bias_data_types if pt.use_bias)
             epilogue += bool(pt.use_bias)
     assert supported >= 300 and epilogue >= 100

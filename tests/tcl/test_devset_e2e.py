@@ -1,6 +1,7 @@
 """TensileCreateLibrary on the dev logic set, end to end, called exactly as hipBLASLt's CMake calls it.
 
-One build of gfx90a, gfx942, gfx1100 and gfx1200 is shared by the module: the manifest must list exactly
+One build of gfx90a, gfx942, gfx1100 and gfx1200 (plus gfx908, whose few solutions the writer cannot
+build) is shared by the module: the manifest must list exactly
 the library, every `.dat` must load, every placeholder's kernels must be in its `.co`, solutions the
 writer cannot build must be named and left out (and nothing else), an architecture with nothing buildable
 must still get a coherent library, the built kernels must pass `verify-library`, and the bytes must not
@@ -25,7 +26,9 @@ import attrs
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from tensile_lite.asm.gemm import unsupported_reasons
+from tensile_lite.asm.gemm import postgsu, unsupported_reasons
+from tensile_lite.asm.gemm.abi import is_multiple_buffer
+from tensile_lite.build import HELPER_KERNEL
 from tensile_lite.cli import main as cli_main
 from tensile_lite.codeobj.elf import missing_kernels, read_code_object
 from tensile_lite.emu.arch import gfx_from_e_flags
@@ -38,9 +41,9 @@ from tensile_lite.verify import select, verify_kernel
 from tensile_lite.verify.runner import _Emulators
 from tests.shared import dev_logic_files, shared_dir
 
-ARCHS = ("gfx90a", "gfx942", "gfx1100", "gfx1200")
+ARCHS = ("gfx90a", "gfx942", "gfx1100", "gfx1200", "gfx908")
 # The list form hipBLASLt's CMake makes of AMDGPU_TARGETS: features kept, ';' turned into '_'.
-CMAKE_ARCHS = "gfx90a:xnack+_gfx90a:xnack-_gfx942_gfx1100_gfx1200"
+CMAKE_ARCHS = "gfx90a:xnack+_gfx90a:xnack-_gfx942_gfx1100_gfx1200_gfx908"
 CMAKE_GFX90A = "gfx90a:xnack+_gfx90a:xnack-"
 VERIFIED = ("gfx90a", "gfx942")  # the architectures the emulator runs
 MANIFEST = "TensileManifest.txt"
@@ -228,6 +231,22 @@ def test_helper_code_objects_load(built: Built) -> None:
         assert info.code_object_version == 4 and info.kernels and machine(path) == (arch, True), arch
 
 
+def test_helper_code_objects_hold_every_conversion_kernel(built: Built, dev_logic: DevLogic) -> None:
+    """Every split-K conversion kernel the runtime may look up by name for an included MultipleBuffer
+    solution (each run-time bias type, GSU bucket and vector width) is in the architecture's helper
+    code object, and nothing the included solutions do not need."""
+    checked = 0
+    for arch in ARCHS:
+        wanted = {HELPER_KERNEL}
+        for lf, pos, sol in dev_logic.solutions(arch):
+            if (_key(lf.path), pos) not in dev_logic.unsupported and is_multiple_buffer(sol):
+                wanted |= {v.name for v in postgsu.variants(sol.problem_type)}
+        info = read_code_object(built.library / f"Kernels.so-000-{arch}.hsaco")
+        assert set(info.names()) == wanted, arch
+        checked += len(wanted) - 1
+    assert checked > 50
+
+
 # --- unsupported solutions -------------------------------------------------------------------------
 
 
@@ -279,8 +298,8 @@ def test_manifest_only_run_names_every_unsupported_solution(built: Built, dev_lo
 
 
 def test_architectures_without_buildable_solutions_are_coherent(built: Built, dev_logic: DevLogic) -> None:
-    """gfx1100 and gfx1200 (wave32, no writer yet) have logic but nothing buildable: they still get a master
-    (the runtime opens it for the device) with no rows, and a helper code object, and no placeholders."""
+    """gfx908 has logic but nothing buildable (the writer does not target it): it still gets a master (the
+    runtime opens it for the device) with no rows, and a helper code object, and no placeholders."""
     empty = []
     for arch in ARCHS:
         master = master_of(built.library, arch)

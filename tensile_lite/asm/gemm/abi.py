@@ -146,6 +146,19 @@ def is_split_k(sol: Solution) -> bool:
     return sol.global_split_u_algorithm == "MultipleBufferSingleKernel" and not sol.tuning("StreamK")
 
 
+def is_multiple_buffer(sol: Solution) -> bool:
+    """The solution splits K over GSU workgroups whose partial sums the runtime's conversion kernel
+    (postgsu.py) reduces (MultipleBuffer, GSU > 1 in the logic file). Solutions of GSU 1 keep the plain
+    kernel: the library does not let the runtime change their GSU."""
+    return (sol.global_split_u_algorithm == "MultipleBuffer" and sol.runtime.global_split_u > 1
+            and not sol.tuning("StreamK"))
+
+
+def splits_k(sol: Solution) -> bool:
+    """The kernel takes the GSU from the argument header and splits K (either algorithm)."""
+    return is_split_k(sol) or is_multiple_buffer(sol)
+
+
 def runtime_gsu(sol: Solution, gsu: int | None = None) -> int:
     """The GSU of one call: the user's override when given (> 0), else the solution's."""
     return gsu if gsu is not None and gsu > 0 else sol.runtime.global_split_u
@@ -342,14 +355,17 @@ def pack_gemm_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, in
     A MultipleBufferSingleKernel call with GSU > 1 passes the workspace (`buffers['workspace']`) in
     D's place and packed D and C strides, then the real D as `dstD` and `buffers['synchronizer']`
     (ContractionSolution.cpp `singleCallArgs`); with GSU 1 only the three extra arguments change.
+    A MultipleBuffer call with GSU > 1 passes the workspace in both D's and C's places, packed strides.
     """
     pt = sol.problem_type
     layout = solution_layout(sol)
     ep = epilogue or EpilogueArgs()
-    split = is_split_k(sol) and runtime_gsu(sol, gsu) > 1
+    split = splits_k(sol) and runtime_gsu(sol, gsu) > 1
     values: list[bytes] = [struct.pack("<I", s) for s in problem.free_sizes(pt)]
     values.append(struct.pack("<I", problem.k))
-    values += [struct.pack("<Q", buffers["workspace" if split and t == "D" else t]) for t in ("D", "C", "A", "B")]
+    # the workspace in D's place; MultipleBuffer sends it in C's place too (ws_c)
+    in_workspace = ("D", "C") if split and is_multiple_buffer(sol) else ("D",) if split else ()
+    values += [struct.pack("<Q", buffers["workspace" if t in in_workspace else t]) for t in ("D", "C", "A", "B")]
     for tensor in ("D", "C", "A", "B"):
         strides = _split_k_strides(pt, problem) if split and tensor in "DC" else problem.tensor_strides(pt, tensor)
         values += [struct.pack("<I", s) for s in strides]

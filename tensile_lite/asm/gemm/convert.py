@@ -81,3 +81,13 @@ def saturate_f8(e: Emitter, val: Reg, tmp: Reg, class_mask: Reg, dt: DataType) -
 def pack_f8(e: Emitter, dst: Reg, lo: Reg, hi: Reg, word: int, dt: DataType) -> None:
     """Word `word` of dst = the 8-bit codes of lo and hi (round to nearest even); the other word kept."""
     e(e.isa.op(f"v_cvt_pk_{F8_FORMATS[dt]}_f32")(dst, lo, hi, mods=Sel(op_sel=(0, 0, word)) if word else None))
+
+
+def bf16_round(e: Emitter, val: Reg, tmp: Reg, k7fff: Reg, nan: Reg) -> None:
+    """val = round-to-nearest-even bf16 of val in its top 16 bits (NaN becomes 0x7FFF)."""
+    isa = e.isa
+    vcc = e.plan.arch.vcc
+    e(isa.v_bfe_u32(tmp, val, 16, 1))
+    e(isa.v_add3_u32(tmp, val, tmp, k7fff))
+    e(isa.v_cmp_o_f32(vcc, val, val))
+    e(isa.v_cndmask_b32(val, nan, tmp, vcc))

@@ -28,7 +28,14 @@ from __future__ import annotations
 
 from tensile_lite.asm.arith import udiv_const
 from tensile_lite.asm.gemm import activation, amax, e_output, integer, lsu, splitk
-from tensile_lite.asm.gemm.convert import CLASS_NAN_INF, F8_FORMATS, f8_to_f32, pack_f8, saturate_f8
+from tensile_lite.asm.gemm.convert import (
+    CLASS_NAN_INF,
+    F8_FORMATS,
+    bf16_round,
+    f8_to_f32,
+    pack_f8,
+    saturate_f8,
+)
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, VectorRegion
 from tensile_lite.asm.gemm.vectors import prepare_scalars, scale_d, stage_vectors
@@ -220,7 +227,7 @@ def _after_c(e: Emitter, w: _Regs, t0: int, t1: int, guard: tuple[list[int], Reg
             _apply_vector(e, w, region, t0, t1, add=True)
     if feat.use_e:
         def rnd(reg: Reg) -> None:
-            _bf16_round(e, reg, w.t, r.stmp[6], w.nan)
+            bf16_round(e, reg, w.t, r.stmp[6], w.nan)
         if guard is None:
             e_output.store_full(e, w.values[0:cd], w.c[0:cd], w.off_e, soff_e, t0, rnd)
         else:
@@ -237,16 +244,6 @@ def _after_c(e: Emitter, w: _Regs, t0: int, t1: int, guard: tuple[list[int], Reg
                 amax.update_guarded(e, w.amax, value, row, limit, w.t)
     if feat.scale_cd:
         e(e.isa.v_mul_f32(v, scale_d(e), v) for v in values)
-
-
-def _bf16_round(e: Emitter, val: Reg, tmp: Reg, k7fff: Reg, nan: Reg) -> None:
-    """val = round-to-nearest-even bf16 of val in its top 16 bits (NaN becomes 0x7FFF)."""
-    isa = e.isa
-    vcc = e.plan.arch.vcc
-    e(isa.v_bfe_u32(tmp, val, 16, 1))
-    e(isa.v_add3_u32(tmp, val, tmp, k7fff))
-    e(isa.v_cmp_o_f32(vcc, val, val))
-    e(isa.v_cndmask_b32(val, nan, tmp, vcc))
 
 
 def _store_mods(e: Emitter, offset: int) -> Buf:
@@ -300,7 +297,7 @@ def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
         out = w.c
     else:
         for i in range(cd):
-            _bf16_round(e, w.values[i], w.t, r.stmp[6], w.nan)
+            bf16_round(e, w.values[i], w.t, r.stmp[6], w.nan)
         for i in range(cd // 2):
             lo, hi = w.values[2 * i], w.values[2 * i + 1]
             e(isa.v_lshrrev_b32(lo, 16, lo), isa.v_and_b32(hi, 0xFFFF0000, hi), isa.v_or_b32(w.c[i], lo, hi))
@@ -360,7 +357,7 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
             e(isa.v_cvt_f16_f32(val, val))
             store = isa.buffer_store_short
         elif dt is DataType.B:
-            _bf16_round(e, val, w.t, t[6], w.nan)
+            bf16_round(e, val, w.t, t[6], w.nan)
             store = isa.buffer_store_short_d16_hi
         elif dt in F8_FORMATS:
             saturate_f8(e, val, w.t, t[6], dt)

@@ -127,7 +127,7 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
     mask = regs.s.alloc(2, align=2, name="mask")
     # four single SGPRs, so they can fill the holes alignment leaves
     split_k = None
-    if any(p.argument.name == "Synchronizer" for p in layout.arguments):
+    if plan.split_k:
         gsu, piece, counter, start = (regs.s.alloc(1, name=f"splitk{i}") for i in range(4))
         split_k = (gsu, piece, counter, start)
 

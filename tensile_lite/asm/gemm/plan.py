@@ -23,7 +23,7 @@ import attrs
 
 from tensile_lite.asm.arch import Arch, get_arch
 from tensile_lite.asm.errors import UnsupportedInstruction
-from tensile_lite.asm.gemm.abi import solution_layout
+from tensile_lite.asm.gemm.abi import is_multiple_buffer, is_split_k, solution_layout
 from tensile_lite.asm.gemm.features import (
     EpilogueFeatures,
     VectorRegion,
@@ -46,6 +46,8 @@ _F8_PAIRS: Mapping[DataType, tuple[DataType, DataType]] = {
 # memory format -> MFMA input format the writer converts it to (after the global read)
 CONVERSIONS: frozenset[tuple[str, str]] = frozenset({("fp8", "f16"), ("bf8", "f16")})
 _FORMAT_BYTES: Mapping[str, int] = {"f16": 2, "bf16": 2, "f32": 4, "fp8": 1, "bf8": 1, "i8": 1}
+SINGLE_KERNEL = "single_kernel"
+MULTIPLE_BUFFER = "multiple_buffer"
 # The largest buffer_load / ds_write the writer uses, in bytes.
 MAX_VECTOR_BYTES = 16
 # LDS offsets of ds instructions are 16-bit immediates: a kernel addresses at most 64 KiB of LDS
@@ -167,6 +169,9 @@ class GemmPlan:
     e_type: DataType = DataType.S    # E's element type (UseE)
     # LocalSplitU: groups of waves that each sum 1/lsu of every DepthU over the whole tile (lsu.py)
     lsu: int = 1
+    # split-K (splitk.py): "" (GSU 1), SINGLE_KERNEL (MultipleBufferSingleKernel: the kernel reduces) or
+    # MULTIPLE_BUFFER (the runtime's conversion kernel reduces, postgsu.py)
+    split_k: str = ""
 
     @property
     def steps(self) -> int:
@@ -386,4 +391,5 @@ def build_plan(sol: Solution) -> GemmPlan:
                     use_beta=pt.use_beta, mfma=mfma, num_threads=threads, depth_u=depth_u,
                     macro_tile=(mt0, mt1), wave_group=sol.mi_wave_group, wave_tile=sol.mi_wave_tile,
                     a=a, b=b, lds_bytes=lds_bytes, epilogue=feat, vectors=vectors,
-                    args=argument_plan(sol), lanes=lanes, e_type=pt.e_type, lsu=lsu)
+                    args=argument_plan(sol), lanes=lanes, e_type=pt.e_type, lsu=lsu,
+                    split_k=SINGLE_KERNEL if is_split_k(sol) else MULTIPLE_BUFFER if is_multiple_buffer(sol) else "")

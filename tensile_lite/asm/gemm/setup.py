@@ -17,11 +17,10 @@ from tensile_lite.asm.arith import add64, mul32x32_64, udiv_const, udiv_scalar
 from tensile_lite.asm.gemm import splitk
 from tensile_lite.asm.gemm.abi import HEADER_BYTES
 from tensile_lite.asm.gemm.emit import OUT_OF_BOUNDS, Emitter
+from tensile_lite.asm.gemm.grid import TTMP9, flatten_3d_grid
 from tensile_lite.asm.gemm.layout import OperandRegs
 from tensile_lite.asm.gemm.plan import OperandPlan
-from tensile_lite.asm.operands import Reg, ttmp
-
-TTMP7, TTMP9 = ttmp(7), ttmp(9)
+from tensile_lite.asm.operands import Reg
 
 _LOAD_WIDTHS = ((16, "s_load_dwordx16"), (8, "s_load_dwordx8"), (4, "s_load_dwordx4"),
                 (2, "s_load_dwordx2"), (1, "s_load_dword"))
@@ -135,20 +134,6 @@ def load_arguments(e: Emitter) -> None:
     e.label(done)
 
 
-def _flatten_3d_grid(e: Emitter, nwg0: Reg, tiles: Reg, tmp: Reg) -> None:
-    """gfx12 launches argType 0 on a 3-D grid (nwg0, nwg1, batch) (spec epilogue_semantics.md §6.1);
-    grouped launches stay 1-D. Make the id flat, wg0 + wg1 * nwg0 + wg2 * nwg0 * nwg1, so one mapping
-    serves both."""
-    isa, r = e.isa, e.r
-    done = e.new_label("FlatId")
-    e(isa.s_lshr_b32(tmp, r.args[0], 30), isa.s_cmp_eq_u32(tmp, 0), isa.s_cbranch_scc0(done))
-    e(isa.s_and_b32(tmp, TTMP7, 0xFFFF), isa.s_mul_i32(tmp, tmp, nwg0))
-    e(isa.s_add_u32(r.workgroup_id, r.workgroup_id, tmp))
-    e(isa.s_lshr_b32(tmp, TTMP7, 16), isa.s_mul_i32(tmp, tmp, tiles))
-    e(isa.s_add_u32(r.workgroup_id, r.workgroup_id, tmp))
-    e.label(done)
-
-
 def map_workgroup(e: Emitter) -> None:
     """(tile0, tile1, batch) from the flat workgroup id; workgroups past the last tile end at once."""
     isa, r, plan = e.isa, e.r, e.plan
@@ -167,7 +152,7 @@ def map_workgroup(e: Emitter) -> None:
     e(udiv_const(isa, nwg1, tmp, mt1, q))
     e(isa.s_mul_i32(tiles, nwg0, nwg1))
     if plan.arch.workgroup_id_source == "ttmp":
-        _flatten_3d_grid(e, nwg0, tiles, tmp)
+        flatten_3d_grid(e, nwg0, tiles, tmp)
     vt = r.vtmp[0:4]
     if plan.batched:
         e(udiv_scalar(isa, r.batch, rem, r.workgroup_id, tiles, vt))

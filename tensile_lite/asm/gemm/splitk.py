@@ -1,4 +1,5 @@
-"""Split-K in one kernel: GlobalSplitU > 1 with the MultipleBufferSingleKernel algorithm.
+"""Split-K: GlobalSplitU > 1 with the MultipleBufferSingleKernel algorithm (the kernel reduces), or with
+MultipleBuffer (the runtime's conversion kernel reduces, postgsu.py: the kernel only stores its slice).
 
 The runtime launches GSU workgroups per output tile (spec/epilogue_semantics.md §5.4, §5.5, §6.1)
 and reads the GSU value from the argument header (internalArgs bits 0-13), so a user's GSU
@@ -23,6 +24,10 @@ index of wave 0); `s_atomic_dec`-style wrapping (`buffer_atomic_dec` with GSU - 
 after GSU arrivals, so the buffer never needs re-zeroing. The reduction order, and so the result, does
 not depend on which workgroup arrives last.
 
+MultipleBuffer: the runtime passes the workspace in D's (and C's) place with packed strides and no
+extra arguments; with GSU > 1 each workgroup stores its f32 slice in the same layout and ends, and the
+conversion kernel sums the slices and runs the epilogue.
+
 An argType-2 launch (hipBLASLt's user arguments) carries no split-K arguments: its workgroups of
 slices other than 0 end at once and slice 0 sums all of K into D, as with GSU 1.
 """
@@ -34,7 +39,9 @@ from types import MappingProxyType
 
 from tensile_lite.asm.arith import add64, mul32x32_64, udiv_const, udiv_scalar
 from tensile_lite.asm.gemm.emit import Emitter
+from tensile_lite.asm.gemm.grid import flatten_3d_grid
 from tensile_lite.asm.gemm.layout import OperandRegs
+from tensile_lite.asm.gemm.plan import MULTIPLE_BUFFER, SINGLE_KERNEL
 from tensile_lite.asm.modifiers import NO_CACHE, Buf, CachePolicy
 from tensile_lite.asm.operands import EXEC, Reg
 
@@ -100,6 +107,9 @@ def map_workgroup(e: Emitter) -> None:
     # the launch's GSU (0 would be a host bug; treat it as 1 rather than divide by it)
     e(isa.s_and_b32(gsu, info0, GSU_MASK), isa.s_max_u32(gsu, gsu, 1))
     e(isa.s_mul_i32(tiles, nwg0, nwg1), isa.s_mul_i32(tmp, tiles, gsu))
+    if plan.arch.workgroup_id_source == "ttmp":
+        # gfx12's 3-D grid (nwg0, nwg1 x GSU, batch), made flat as on the other targets
+        flatten_3d_grid(e, nwg0, tmp, rem)
     vt = r.vtmp[0:4]
     if plan.batched:
         e(udiv_scalar(isa, r.batch, rem, r.workgroup_id, tmp, vt))
@@ -169,9 +179,11 @@ def shift_operand(e: Emitter, o: OperandRegs) -> None:
 
 
 def output_resources(e: Emitter) -> None:
-    """For GSU > 1, D's resource moves from the workspace (D's place) to dstD at the same offset:
-    the host packs both with D's strides."""
+    """MultipleBufferSingleKernel with GSU > 1: D's resource moves from the workspace (D's place) to
+    dstD at the same offset (the host packs both with D's strides). MultipleBuffer keeps the workspace."""
     isa, r = e.isa, e.r
+    if e.plan.split_k != SINGLE_KERNEL:
+        return
     gsu = _regs(e)[0]
     t = r.stmp
     done = e.new_label("SplitKResourcesDone")
@@ -183,14 +195,15 @@ def output_resources(e: Emitter) -> None:
 
 
 def _workspace_resource(e: Emitter) -> None:
-    """The workspace resource at this tile of slice g: the tile's offset in D's resource (from dstD)
-    in f32 elements, plus g slices of M x N x batch f32."""
+    """The workspace resource at this tile of slice g: the tile's offset in D's resource (from the
+    tensor D's resource addresses: dstD, or the workspace itself for MultipleBuffer) in f32 elements,
+    plus g slices of M x N x batch f32."""
     isa, r, plan = e.isa, e.r, e.plan
     _, g, _, _ = _regs(e)
     ws = _workspace(e)
     t = r.stmp
     shift = 2 - (plan.dest_bpe.bit_length() - 1)
-    dst = r.arg("dstD")
+    dst = r.arg("dstD" if plan.split_k == SINGLE_KERNEL else "D")
     e(isa.s_sub_u32(t[0], r.srd_d[0], dst[0]), isa.s_subb_u32(t[1], r.srd_d[1], dst[1]))
     if shift:
         e(isa.s_lshl_b64(t[0:2], t[0:2], shift))
@@ -214,8 +227,9 @@ def _slice_bytes(e: Emitter, dst: Reg) -> None:
 # ---- epilogue side ---------------------------------------------------------------------------
 
 def _quads(e: Emitter) -> list[int]:
-    groups = 64 // e.plan.mfma.n
-    return [q * 4 * groups for q in range(e.plan.mfma.cd_regs // 4)]
+    runs = e.plan.lanes.row_runs
+    assert all(length == 4 for _, _, length in runs)
+    return [row for _, row, _ in runs]
 
 
 class _Lane:
@@ -240,11 +254,12 @@ def _lane_coordinates(e: Emitter, w: _Lane) -> None:
     m, n = plan.mfma.m, plan.mfma.n
     wt0, wt1 = plan.wave_tile
     wg0 = plan.wave_group[0]
-    e(isa.v_lshrrev_b32(v[0], 6, r.tid), isa.v_and_b32(v[1], 63, r.tid))
+    lanes = plan.lanes
+    e(isa.v_lshrrev_b32(v[0], lanes.wave_shift, r.tid), isa.v_and_b32(v[1], lanes.wave - 1, r.tid))
     e(udiv_const(isa, v[2], v[0], wg0, v[3], v[4]))             # v2 = wave / wg0, v4 = wave % wg0
     e(udiv_const(isa, v[5], v[1], n, v[3], v[6]))               # v5 = lane / n, v6 = lane % n
     e.v_mul_const(w.row, v[4], wt0 * m)
-    e.v_mul_const(v[5], v[5], 4)
+    e.v_mul_const(v[5], v[5], lanes.row_step)
     e(isa.v_add_u32(w.row, w.row, v[5]))
     e.v_mul_const(w.col, v[2], wt1 * n)
     e(isa.v_add_u32(w.col, w.col, v[6]))
@@ -270,8 +285,7 @@ def _block_column(e: Emitter, w: _Lane, t1: int, soff: Reg) -> None:
 
 def _block_rows(e: Emitter, t0: int) -> list[int]:
     plan = e.plan
-    quads = _quads(e)
-    return [t0 * plan.mfma.m + quads[i // 4] + i % 4 for i in range(plan.mfma.cd_regs)]
+    return [t0 * plan.mfma.m + row for row in plan.lanes.rows]
 
 
 def _transfer(e: Emitter, w: _Lane, srd: Reg, regs: Reg, t0: int, soff: Reg, edge: bool, store: bool) -> None:
@@ -290,7 +304,7 @@ def _transfer(e: Emitter, w: _Lane, srd: Reg, regs: Reg, t0: int, soff: Reg, edg
     for i, row in enumerate(_block_rows(e, t0)):
         e(isa.v_cmp_lt_i32(vcc, row, w.limit))
         e(isa.v_cndmask_b32(r.vtmp[0], r.oob, w.addr, vcc))
-        e(op(regs[i], r.vtmp[0], srd, 0, mods=_mods(e, row * 4, store)))
+        e(op(regs[i], r.vtmp[0], srd, e.soff0, mods=_mods(e, row * 4, store)))
 
 
 def _mods(e: Emitter, offset: int, store: bool) -> Buf:
@@ -307,14 +321,14 @@ def _blocks(e: Emitter) -> list[tuple[int, int, int]]:
 
 
 def _store_partials(e: Emitter, w: _Lane, edge: bool) -> None:
-    isa, r = e.isa, e.r
+    r = e.r
     ws = _workspace(e)
     cd = e.plan.mfma.cd_regs
     soff = r.stmp[5]
     for t0, t1, base in _blocks(e):
         if t0 == 0:
             _block_column(e, w, t1, soff)
-        e(isa.v_accvgpr_read_b32(w.values[i], r.acc[base + i]) for i in range(cd))
+        e(e.acc_read(w.values[i], r.acc[base + i]) for i in range(cd))
         _transfer(e, w, ws, w.values, t0, soff, edge, store=True)
         # a store of more than 8 bytes must read its data before a VALU overwrites it
         e.nops(1)
@@ -333,15 +347,19 @@ def _sum_slice(e: Emitter, w: _Lane, edge: bool, first: bool) -> None:
         _transfer(e, w, ws, dst, t0, soff, edge, store=False)
         e.wait(vmcnt=0)
         if not first:
-            e(isa.v_accvgpr_read_b32(w.values[i], r.acc[base + i]) for i in range(cd))
+            e(e.acc_read(w.values[i], r.acc[base + i]) for i in range(cd))
             # VALU reading an AGPR read's result: no extra wait on gfx9
             e(isa.v_add_f32(w.values[i], w.values[i], w.loaded[i]) for i in range(cd))
-        e(isa.v_accvgpr_write_b32(r.acc[base + i], w.values[i]) for i in range(cd))
+        e(e.acc_write(r.acc[base + i], w.values[i]) for i in range(cd))
 
 
 def _both_shapes(e: Emitter, body: Callable[[bool], None]) -> None:
-    """body(edge) for full tiles and for edge tiles, chosen by the edge flag at run time."""
+    """body(edge) for full tiles and for edge tiles, chosen by the edge flag at run time (every tile
+    is an edge tile for layouts without runs of four rows)."""
     isa, r = e.isa, e.r
+    if e.plan.lanes.run_length < 4:
+        body(True)
+        return
     edge = e.new_label("SplitKEdge")
     done = e.new_label("SplitKShapeDone")
     e(isa.s_cmp_lg_u32(r.edge, 0), isa.s_cbranch_scc1(edge))
@@ -387,8 +405,9 @@ def _arrive(e: Emitter) -> None:
 
 
 def reduce(e: Emitter) -> None:
-    """For GSU > 1: partials out, arrival, and in the last workgroup the sum of every slice in
-    slice order in the accumulators; GSU 1 goes straight on to the epilogue."""
+    """For GSU > 1: partials out, then (single kernel) arrival, and in the last workgroup the sum of
+    every slice in slice order in the accumulators, or (MultipleBuffer) the end; GSU 1 goes straight
+    on to the epilogue."""
     isa, r = e.isa, e.r
     gsu, g, _, _ = _regs(e)
     ws = _workspace(e)
@@ -399,6 +418,10 @@ def reduce(e: Emitter) -> None:
     w = _Lane(e)
     _lane_coordinates(e, w)
     _both_shapes(e, lambda edge: _store_partials(e, w, edge))
+    if e.plan.split_k == MULTIPLE_BUFFER:
+        e(isa.s_endpgm())
+        e.label(done)
+        return
     _arrive(e)
     # back to slice 0: ws -= g * slice bytes (t[6] keeps the slice size; t[0:2] the product)
     _slice_bytes(e, t[6])

@@ -22,11 +22,12 @@ RDNA: gfx11 (gfx1100/1101/1102/1150/1151) and gfx12 (gfx1200/1201) in wave32 wit
 from __future__ import annotations
 
 from tensile_lite.asm.errors import RegisterOverflow
-from tensile_lite.asm.gemm.abi import is_split_k, solution_layout
+from tensile_lite.asm.gemm.abi import is_multiple_buffer, is_split_k, solution_layout, splits_k
 from tensile_lite.asm.gemm.e_output import E_TYPES
 from tensile_lite.asm.gemm.features import BIAS_TYPES, epilogue_features
 from tensile_lite.asm.gemm.layout import build_register_map
 from tensile_lite.asm.gemm.plan import Unsupported, build_plan
+from tensile_lite.asm.gemm.postgsu import supported as postgsu_supported
 from tensile_lite.asm.gemm.preload import preload_dwords
 from tensile_lite.model import DataType, ProblemType, Solution
 
@@ -173,17 +174,25 @@ def _solution_reasons(sol: Solution) -> list[str]:
         out.append("MI multi-block")
     elif (mi.m, mi.n) not in ((16, 16), (32, 32)):
         out.append(f"MI:{mi.m}x{mi.n}")
-    if sol.runtime.global_split_u != 1 and not is_split_k(sol):
-        # SingleBuffer and MultipleBuffer need the runtime's separate beta-only / reduction kernels;
-        # MultipleBufferSingleKernel reduces in the kernel itself (splitk.py)
+    if sol.runtime.global_split_u != 1 and not splits_k(sol):
+        # SingleBuffer needs the runtime's beta-only kernel and atomics; MultipleBufferSingleKernel
+        # reduces in the kernel itself (splitk.py), MultipleBuffer in the conversion kernel (postgsu.py)
         out.append("GSU>1")
+    if is_multiple_buffer(sol):
+        pt = sol.problem_type
+        if pt.compute_type is not DataType.S:
+            out.append(f"GSU MultipleBuffer compute {pt.compute_type.letter}")
+        if pt.output_amax_d:
+            out.append("AmaxD with split-K")
+        if not postgsu_supported(pt):
+            out.append("GSU MultipleBuffer conversion of this problem type")
     if is_split_k(sol) and sol.problem_type.output_amax_d:
         # both count arrivals in the Synchronizer: their counters would collide
         out.append("AmaxD with split-K")
     if is_split_k(sol) and sol.problem_type.compute_type is not DataType.S:
         # the in-kernel reduction adds f32 partial sums
         out.append(f"GSU MultipleBufferSingleKernel compute {sol.problem_type.compute_type.letter}")
-    if sol.workgroup[2] != 1 and is_split_k(sol):
+    if sol.workgroup[2] != 1 and splits_k(sol):
         # the split-K reduction and its barriers take every wave of the workgroup
         out.append("LocalSplitU with split-K")
     if sol.workgroup[2] != 1 and sol.problem_type.output_amax_d:
@@ -243,4 +252,4 @@ def runtime_overrides_read(sol: Solution) -> dict[str, bool]:
     kernels take the GSU from the header (any value, splitk.py); the others run GSU 1. All map
     workgroups in order (WorkGroupMapping and StaggerU only reorder work, so ignoring them is exact);
     the library declares the rest unsupported so the runtime never sends a value a kernel would ignore."""
-    return {"gsu": is_split_k(sol), "wgm": False, "staggerU": False}
+    return {"gsu": splits_k(sol), "wgm": False, "staggerU": False}

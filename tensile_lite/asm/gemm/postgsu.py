@@ -1,0 +1,623 @@
+"""The runtime's split-K conversion kernels (GlobalSplitU > 1 with MultipleBuffer): after the GEMM
+kernel has left GSU f32 slices of D in the workspace (splitk.py), hipBLASLt launches one of these
+by name from the helper code object, 256 threads per workgroup over M x N x batch elements, `vw`
+consecutive elements along M per thread. Per element, in upstream's order (spec
+epilogue_semantics.md §5.3, TL/KernelWriterConversion.py):
+
+    acc = sum over g of W[g][m, n, b]        in slice order, from 0
+    acc *= scaleA[m]; acc *= scaleB[n]       ScaleAB Vector (before alpha; a null vector is skipped)
+    acc *= alpha                             alpha * scaleA * scaleB for ScaleAB Scalar (null = 1)
+    acc *= scaleAlphaVec[f]                  a null vector is skipped
+    beta' = beta * scaleC; if beta' != 0: acc += beta' * C[m, n, b]    (a multiply, then an add)
+    acc += bias[b * strideBias + f]          a null bias is skipped
+    E[m, n, b] = cvt_E(acc)                  UseE, when E is not null
+    acc = act(acc); acc *= scaleD
+    D[m, n, b] = cvt_D(acc)
+
+`f` is m or n by the factor dimension (features.py: the same as the GEMM kernel's; upstream's
+conversion kernel takes N for ScaleAlphaVec only when the bias is along N, which no shipped problem
+type tells apart). Names and arguments are the runtime's (ContractionSolution.cpp
+`outputConversionKernelName`, `outputConversionCallArgs`, packed without padding):
+
+    C<ijk>_S<D>[_GG][_Bias<b>][_FDN|_FDMN][_Aux<e>][_HA<act>|_A<act>][_ScaleAB|_ScaleABVec][_ScaleCD]
+    [_ScaleAlphaVec]_PostGSU<p>_VW<vw>
+
+with p = min(the next power of two of the GSU, 16) and vw in 1, 2, 4 (the runtime picks it from M);
+every p and vw variant runs the same loop over the launch's GSU. A grouped problem type's kernels
+(`_GG`) take (wiTablePtr, DeviceUserArguments, argsPtr, gemm_count): GEMM i starts at work item
+wiTable[i] (a multiple of 256) and its arguments are record i at argsPtr, each record the
+non-grouped arguments of that GEMM.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from typing import cast
+
+import attrs
+
+from tensile_lite.asm.arch import Arch, get_arch
+from tensile_lite.asm.arith import udiv_vector
+from tensile_lite.asm.gemm import activation
+from tensile_lite.asm.gemm.abi import VALUE_TYPES, GemmProblem, scalar_bytes
+from tensile_lite.asm.gemm.convert import bf16_round
+from tensile_lite.asm.gemm.emit import Emitter
+from tensile_lite.asm.gemm.features import (
+    DIM_M,
+    DIM_N,
+    DIM_RUNTIME,
+    activation_argument_count,
+    epilogue_features,
+)
+from tensile_lite.asm.gemm.layout import RegisterMap
+from tensile_lite.asm.gemm.plan import GemmPlan
+from tensile_lite.asm.kernel import KernelArgument, KernelSpec, kernel_header, kernel_trailer, pack_arguments
+from tensile_lite.asm.modifiers import NO_CACHE, Buf, CachePolicy
+from tensile_lite.asm.operands import Reg, ttmp
+from tensile_lite.asm.registers import Registers
+from tensile_lite.model import DataType, ProblemType
+
+THREADS = 256
+VECTOR_WIDTHS = (1, 2, 4)
+# the runtime's globalSplitUPGR (the library writes the same value): PostGSU names stop at 16
+SPLIT_PGR = 16
+GSU_BUCKETS = (2, 4, 8, 16)
+_TYPES = (DataType.S, DataType.H, DataType.B)
+_LOADS = {4: "buffer_load_dword", 8: "buffer_load_dwordx2", 16: "buffer_load_dwordx4"}
+BF16_NAN = 0x7FFF0000
+
+
+def supported(pt: ProblemType) -> bool:
+    """Whether the conversion kernels of `pt` are built: f32 compute, f32/f16/bf16 D, E and bias,
+    strided batches, f32 activations, no gradient or amax."""
+    feat = epilogue_features(pt)
+    return (pt.compute_type is DataType.S and pt.dest_type in _TYPES and pt.strided_batched
+            and not pt.gradient and not pt.output_amax_d and (not pt.use_e or pt.e_type in _TYPES)
+            and all(t in _TYPES for t in feat.bias_types)
+            and (feat.activation == "none" or feat.activation_compute is DataType.S)
+            and pt.num_indices_c in (2, 3))
+
+
+def bucket(gsu: int) -> int:
+    """The PostGSU number the runtime names for a GSU: the next power of two, at most SPLIT_PGR."""
+    p = 1
+    while p < gsu:
+        p *= 2
+    return min(p, SPLIT_PGR)
+
+
+def _activation_suffix(pt: ProblemType) -> str:
+    feat = epilogue_features(pt)
+    if feat.activation == "none":
+        return ""
+    return ("_A" if feat.activation == "all" else "_HA") + feat.activation_compute.letter
+
+
+def kernel_name(pt: ProblemType, bias_type: DataType | None, gsu_bucket: int, vw: int) -> str:
+    """The name the runtime looks up for this problem type, bias type (None without bias), GSU
+    bucket and vector width."""
+    feat = epilogue_features(pt)
+    c_names = "ijk"[:pt.num_indices_c]
+    name = f"C{c_names}_S{pt.dest_type.letter}"
+    if pt.grouped_gemm:
+        name += "_GG"
+    if feat.bias_read:
+        assert bias_type is not None
+        name += f"_Bias{bias_type.letter}"
+    if feat.factor_dim == DIM_N:
+        name += "_FDN"
+    elif feat.factor_dim == DIM_RUNTIME:
+        name += "_FDMN"
+    if feat.use_e:
+        name += f"_Aux{pt.e_type.letter}"
+    name += _activation_suffix(pt)
+    if feat.scale_ab == "Scalar":
+        name += "_ScaleAB"
+    elif feat.scale_ab == "Vector":
+        name += "_ScaleABVec"
+    if feat.scale_cd:
+        name += "_ScaleCD"
+    if feat.scale_alpha_vec:
+        name += "_ScaleAlphaVec"
+    return f"{name}_PostGSU{gsu_bucket}_VW{vw}"
+
+
+@attrs.frozen(slots=True)
+class Variant:
+    """One conversion kernel: the problem type and what its name encodes."""
+
+    problem_type: ProblemType = attrs.field(eq=False, repr=False)
+    bias_type: DataType | None
+    gsu_bucket: int
+    vw: int
+
+    @property
+    def name(self) -> str:
+        return kernel_name(self.problem_type, self.bias_type, self.gsu_bucket, self.vw)
+
+
+def variants(pt: ProblemType) -> tuple[Variant, ...]:
+    """Every conversion kernel the runtime may ask for the problem type: per run-time bias type,
+    GSU bucket and vector width."""
+    feat = epilogue_features(pt)
+    biases: Sequence[DataType | None] = feat.bias_types if feat.bias_read else (None,)
+    return tuple(Variant(pt, b, g, vw) for b in biases for g in GSU_BUCKETS for vw in VECTOR_WIDTHS)
+
+
+# ---- arguments ---------------------------------------------------------------------------------------
+
+def arguments(pt: ProblemType) -> tuple[KernelArgument, ...]:
+    """The per-GEMM arguments in the runtime's order (the whole argument list of a non-grouped kernel)."""
+    feat = epilogue_features(pt)
+    dims = pt.num_indices_c
+    dest = VALUE_TYPES[pt.dest_type]
+    args: list[KernelArgument] = []
+    if feat.use_e:
+        args.append(KernelArgument.pointer("E", VALUE_TYPES[pt.e_type]))
+    args += [KernelArgument.pointer("D", dest), KernelArgument.pointer("WS", "f32"), KernelArgument.pointer("C", dest)]
+    if feat.bias_read:
+        args.append(KernelArgument.pointer("bias", "void"))
+    if feat.scale_ab:
+        args += [KernelArgument.pointer("scaleA", "f32"), KernelArgument.pointer("scaleB", "f32")]
+    if feat.scale_cd:
+        args += [KernelArgument.pointer("scaleC", "f32"), KernelArgument.pointer("scaleD", "f32")]
+    if feat.scale_alpha_vec:
+        args.append(KernelArgument.pointer("scaleAlphaVec", "f32"))
+    args += [KernelArgument.value("alpha", "f32"), KernelArgument.value("beta", "f32")]
+    if feat.activation != "none":
+        args += [KernelArgument.value(f"activation_{i}", "f32")
+                 for i in range(activation_argument_count(feat.activation))]
+        args.append(KernelArgument.value("activationType", "u32"))
+    strides = [f"{t}{i}" for t in (("strideE",) if feat.use_e else ()) + ("strideD", "strideW", "strideC")
+               for i in range(1, dims)]
+    args += [KernelArgument.value(s, "u32") for s in strides]
+    if feat.bias_read:
+        args.append(KernelArgument.value("strideBias", "u32"))
+    args += [KernelArgument.value(f"size_{i}", "u32") for i in range(dims)]
+    args.append(KernelArgument.value("gsu", "u32"))
+    if feat.has_factor_dim_arg or feat.scale_alpha_vec:
+        # the runtime appends factorDim whenever ScaleAlphaVec is used, whatever its dimension
+        args.append(KernelArgument.value("factorDim", "u32"))
+    return tuple(args)
+
+
+GROUPED_ARGUMENTS = (KernelArgument.pointer("wiTablePtr", "u32"), KernelArgument.pointer("DeviceUserArguments"),
+                     KernelArgument.pointer("argsPtr"), KernelArgument.value("gemm_count", "u32"))
+
+
+@attrs.frozen(slots=True)
+class ConversionCall:
+    """The values of one GEMM's conversion arguments (pointers from `buffers`, POINTER_KEYS-style names:
+    'D', 'C', 'workspace', 'E', 'bias', 'scaleA', ...; a missing one is null)."""
+
+    problem: GemmProblem
+    buffers: Mapping[str, int] = attrs.field(eq=False)
+    alpha: float
+    beta: float
+    gsu: int
+    strides_e: tuple[int, ...] = ()
+    stride_bias: int = 0
+    factor_dim: int = 0
+    activation: int = 0
+    activation_args: tuple[float, ...] = ()
+
+
+def pack_arguments_of(pt: ProblemType, call: ConversionCall) -> bytes:
+    """The bytes the runtime appends for one GEMM (outputConversionCallArgs)."""
+    p = call.problem
+    pointer = {"E": "E", "D": "D", "WS": "workspace", "C": "C", "bias": "bias", "scaleA": "scaleA",
+               "scaleB": "scaleB", "scaleC": "scaleC", "scaleD": "scaleD", "scaleAlphaVec": "scaleAlphaVec"}
+    sizes = p.free_sizes(pt)
+    packed = [sizes[0]]
+    for s in sizes[1:-1]:
+        packed.append(packed[-1] * s)
+    values: dict[str, int | float] = {
+        "alpha": call.alpha, "beta": call.beta, "activationType": call.activation, "strideBias": call.stride_bias,
+        "gsu": call.gsu, "factorDim": call.factor_dim}
+    for i, s in enumerate(sizes):
+        values[f"size_{i}"] = s
+    for i in range(1, pt.num_indices_c):
+        values[f"strideD{i}"] = p.tensor_strides(pt, "D")[i - 1]
+        values[f"strideC{i}"] = p.tensor_strides(pt, "C")[i - 1]
+        values[f"strideW{i}"] = packed[i - 1]
+        values[f"strideE{i}"] = call.strides_e[i - 1] if i - 1 < len(call.strides_e) else 0
+    for i in range(2):
+        values[f"activation_{i}"] = call.activation_args[i] if i < len(call.activation_args) else 0.0
+    out = []
+    for arg in arguments(pt):
+        if arg.name in pointer:
+            out.append(struct.pack("<Q", call.buffers.get(pointer[arg.name], 0)))
+        elif arg.value_type == "f32":
+            out.append(scalar_bytes("f32", float(values[arg.name])))
+        else:
+            out.append(struct.pack("<I", int(values[arg.name]) & 0xFFFFFFFF))
+    return b"".join(out)
+
+
+def work_groups(pt: ProblemType, problem: GemmProblem, vw: int) -> int:
+    sizes = problem.free_sizes(pt)
+    total = 1
+    for s in sizes:
+        total *= s
+    return -(-total // (THREADS * vw))
+
+
+def launch_vector_width(pt: ProblemType, problems: Sequence[GemmProblem]) -> int:
+    """The runtime's choice of vw for a launch over `problems`: 1 up to 2048 elements in all, else 4
+    when every M is a multiple of 4, 2 when of 2 (calculateConversionCallWorkGroupItems)."""
+    total = 0
+    for p in problems:
+        n = 1
+        for s in p.free_sizes(pt):
+            n *= s
+        total += n
+    if total <= 2048:
+        return 1
+    if all(p.m % 4 == 0 for p in problems):
+        return 4
+    return 2 if all(p.m % 2 == 0 for p in problems) else 1
+
+
+def pack_grouped(pt: ProblemType, calls: Sequence[ConversionCall], vw: int, table_address: int) -> tuple[bytes, bytes]:
+    """(kernarg bytes, table bytes at `table_address`) of a grouped conversion launch: the work-item
+    table (each GEMM's first work item), then one argument record per GEMM."""
+    starts, items = [], 0
+    for call in calls:
+        starts.append(items)
+        items += work_groups(pt, call.problem, vw) * THREADS
+    table = struct.pack(f"<{len(calls)}I", *starts) + b"".join(pack_arguments_of(pt, c) for c in calls)
+    kernarg = struct.pack("<QQQI", table_address, 0, table_address + 4 * len(calls), len(calls))
+    return kernarg, table
+
+
+# ---- the kernel ----------------------------------------------------------------------------------------
+
+@attrs.frozen(slots=True)
+class _Plan:
+    """What the shared emitting helpers read of a plan: the target."""
+
+    arch: Arch
+
+
+class _Regs:
+    def __init__(self, regs: Registers, spec_args: int, grouped: bool, vw: int) -> None:
+        s, v = regs.s, regs.v
+        self.kernarg = s.reserve(0, 2, "kernarg")
+        self.wgid = s.reserve(2, 1, "wgid")
+        self.args = s.alloc(spec_args, align=4, name="args")
+        self.header = s.alloc(8, align=4, name="header") if grouped else None
+        self.srd = {n: s.alloc(4, align=4, name=f"srd{n}") for n in ("WS", "D", "C", "X")}
+        self.mask = s.alloc(2, align=2, name="mask")
+        self.t = s.alloc(8, align=4, name="stmp")
+        self.scal = {n: s.alloc(1, name=n) for n in ("total", "slice", "soff", "count", "alpha", "beta", "scaleD",
+                                                     "k7fff", "fd")}
+        self.tid = v.reserve(0, 1, "tid")
+        self.vtmp = v.alloc(8, align=4, name="vtmp")
+        self.v = {n: v.alloc(1, name=n) for n in ("id0", "m", "n", "b", "woff", "doff", "coff", "eoff", "nan", "f",
+                                                  "x", "y")}
+        self.acc = v.alloc(vw, align=vw, name="acc")
+        self.val = v.alloc(vw, align=vw, name="val")
+
+
+class _Writer:
+    def __init__(self, arch: Arch, variant: Variant, code_object_version: int) -> None:
+        self.arch = arch
+        self.variant = variant
+        self.pt = variant.problem_type
+        self.feat = epilogue_features(self.pt)
+        self.grouped = self.pt.grouped_gemm
+        self.record = pack_arguments(arguments(self.pt))
+        top = GROUPED_ARGUMENTS if self.grouped else arguments(self.pt)
+        self.spec = KernelSpec(name=variant.name, arch=arch, arguments=top, workgroup_size=THREADS,
+                               workgroup_ids=(True, False, False), code_object_version=code_object_version)
+        self.regs = Registers(arch, variant.name)
+        self.r = _Regs(self.regs, -(-self.record.size // 4), self.grouped, variant.vw)
+        self.lines = kernel_header(self.spec)
+        # the shared helpers (activation, conversions, waits) read only the target of a plan
+        self.e = Emitter(cast(GemmPlan, _Plan(arch)), cast(RegisterMap, None), self.lines)
+        self.isa = self.e.isa
+
+    # ---- helpers ---------------------------------------------------------------------------------
+    def arg(self, name: str) -> Reg:
+        for p in self.record.arguments:
+            if p.argument.name == name:
+                return self.r.args[p.offset // 4:(p.offset + p.argument.size) // 4]
+        raise KeyError(name)
+
+    def has(self, name: str) -> bool:
+        return any(p.argument.name == name for p in self.record.arguments)
+
+    def _load(self, first: Reg, count: int, base: Reg, offset: int) -> None:
+        """first[0:count] = the dwords at base + offset, in as few scalar loads as alignment allows."""
+        isa, e = self.isa, self.e
+        pos = 0
+        while pos < count:
+            for width, name in ((8, "s_load_dwordx8"), (4, "s_load_dwordx4"), (2, "s_load_dwordx2"),
+                                (1, "s_load_dword")):
+                if width <= count - pos and (first.index + pos) % min(width, 4) == 0:
+                    e(isa.op(name)(first[pos:pos + width], base, offset + 4 * pos))
+                    pos += width
+                    break
+
+    def _resource(self, srd: Reg, pointer: Reg) -> None:
+        """A buffer over all of memory from `pointer`, or none at all (reads give 0) when it is null."""
+        isa, e, t = self.isa, self.e, self.r.t
+        e(isa.s_mov_b32(srd[0], pointer[0]), isa.s_mov_b32(srd[1], pointer[1]))
+        e(isa.s_or_b32(t[7], pointer[0], pointer[1]), isa.s_cmp_eq_u32(t[7], 0))
+        e(isa.s_cselect_b32(srd[2], 0, 0xFFFFFFFF), isa.s_mov_b32(srd[3], self.arch.srd_word3))
+
+    def _skip_if_null(self, pointer: Reg) -> object:
+        """A label to branch to when `pointer` is null (the branch is emitted)."""
+        isa, e, t = self.isa, self.e, self.r.t
+        skip = e.new_label("Null")
+        e(isa.s_or_b32(t[7], pointer[0], pointer[1]), isa.s_cmp_eq_u32(t[7], 0), isa.s_cbranch_scc1(skip))
+        return skip
+
+    def _scalar(self, dst: Reg, pointer: Reg) -> None:
+        """dst = the f32 at pointer, 1.0 when null."""
+        isa, e = self.isa, self.e
+        skip = self._skip_if_null(pointer)
+        e(isa.s_load_dword(dst, pointer, 0))
+        e.wait(lgkmcnt=0)
+        done = e.new_label("Loaded")
+        e(isa.s_branch(done))
+        e.label(skip)  # type: ignore[arg-type]
+        e(isa.s_mov_b32(dst, 1.0))
+        e.label(done)
+
+    def _load_f32(self, dst: Reg, offset: Reg, srd: Reg, dt: DataType, imm: int = 0) -> None:
+        """dst = element (dt) at byte offset + imm of srd, as f32."""
+        isa, e = self.isa, self.e
+        mods = Buf(offen=True, offset=imm)
+        if dt is DataType.S:
+            e(isa.buffer_load_dword(dst, offset, srd, e.soff0, mods=mods))
+            e.wait(vmcnt=0)
+        else:
+            e(isa.buffer_load_ushort(dst, offset, srd, e.soff0, mods=mods))
+            e.wait(vmcnt=0)
+            e(isa.v_cvt_f32_f16(dst, dst) if dt is DataType.H else isa.v_lshlrev_b32(dst, 16, dst))
+
+    def _store(self, value: Reg, offset: Reg, srd: Reg, dt: DataType, imm: int) -> None:
+        """Store f32 `value` as dt (RNE) at byte offset + imm; `value` is rounded in place."""
+        isa, e, r = self.isa, self.e, self.r
+        cache = CachePolicy(slc=True) if self.arch.force_store_sc1 else NO_CACHE
+        mods = Buf(offen=True, offset=imm, cache=cache)
+        if dt is DataType.S:
+            e(isa.buffer_store_dword(value, offset, srd, e.soff0, mods=mods))
+        elif dt is DataType.H:
+            e(isa.v_cvt_f16_f32(value, value), isa.buffer_store_short(value, offset, srd, e.soff0, mods=mods))
+        else:
+            bf16_round(e, value, r.v["y"], r.scal["k7fff"], r.v["nan"])
+            e(isa.buffer_store_short_d16_hi(value, offset, srd, e.soff0, mods=mods))
+
+    # ---- stages ------------------------------------------------------------------------------------
+    def load_arguments(self) -> None:
+        isa, e, r = self.isa, self.e, self.r
+        count = -(-self.record.size // 4)
+        if not self.grouped:
+            self._load(r.args, count, r.kernarg, 0)
+            e.wait(lgkmcnt=0)
+            return
+        h, t = r.header, r.t
+        assert h is not None
+        self._load(h, 7, r.kernarg, 0)
+        e.wait(lgkmcnt=0)
+        table, args_ptr, gemms = h[0:2], h[4:6], h[6]
+        # the last GEMM whose first work item is at or below this workgroup's
+        wi, index, start, i, ptr, entry = t[0], t[1], t[2], t[3], t[4:6], t[6]
+        e(isa.s_lshl_b32(wi, r.wgid, 8), isa.s_mov_b32(index, 0), isa.s_mov_b32(start, 0), isa.s_mov_b32(i, 0))
+        scan, next_ = e.new_label("GemmScan"), e.new_label("GemmNext")
+        done = e.new_label("GemmFound")
+        e.label(scan)
+        e(isa.s_cmp_lt_u32(i, gemms), isa.s_cbranch_scc0(done))
+        e(isa.s_lshl_b32(ptr[0], i, 2), isa.s_add_u32(ptr[0], table[0], ptr[0]), isa.s_addc_u32(ptr[1], table[1], 0))
+        e(isa.s_load_dword(entry, ptr, 0))
+        e.wait(lgkmcnt=0)
+        e(isa.s_cmp_le_u32(entry, wi), isa.s_cbranch_scc0(next_))
+        e(isa.s_mov_b32(index, i), isa.s_mov_b32(start, entry))
+        e.label(next_)
+        e(isa.s_add_u32(i, i, 1), isa.s_branch(scan))
+        e.label(done)
+        e(isa.s_lshr_b32(start, start, 8), isa.s_sub_u32(r.wgid, r.wgid, start))
+        e(isa.s_mul_i32(ptr[0], index, self.record.size))
+        e(isa.s_add_u32(ptr[0], args_ptr[0], ptr[0]), isa.s_addc_u32(ptr[1], args_ptr[1], 0))
+        self._load(r.args, count, ptr, 0)
+        e.wait(lgkmcnt=0)
+
+    def coordinates(self) -> None:
+        """id0, and (m, n, b) of the thread's first element; lanes past the problem are masked off."""
+        isa, e, r = self.isa, self.e, self.r
+        v, t, vt = r.v, r.t, r.vtmp
+        vw = self.variant.vw
+        dims = self.pt.num_indices_c
+        total = r.scal["total"]
+        e(isa.s_mul_i32(total, self.arg("size_0"), self.arg("size_1")))
+        if dims == 3:
+            e(isa.s_mul_i32(total, total, self.arg("size_2")))
+        e(isa.s_lshl_b32(t[0], r.wgid, 8))
+        e(isa.v_add_u32(v["id0"], t[0], r.tid))
+        e.v_mul_const(v["id0"], v["id0"], vw)
+        vcc = self.arch.vcc
+        mask = r.mask[0:self.arch.lane_mask_width]
+        e(isa.v_cmp_gt_u32(vcc, total, v["id0"]))
+        e(isa.s_and_saveexec_b64(mask, vcc) if len(mask) == 2 else isa.s_and_saveexec_b32(mask, vcc))
+        end = e.new_label("NoElements")
+        e(isa.s_cbranch_execnz(end), isa.s_endpgm())
+        e.label(end)
+        e(udiv_vector(isa, vt[0], v["m"], v["id0"], self.arg("size_0"), vt[2], vt[3]))
+        if dims == 3:
+            e(udiv_vector(isa, v["b"], v["n"], vt[0], self.arg("size_1"), vt[2], vt[3]))
+        else:
+            e(isa.v_mov_b32(v["n"], vt[0]), isa.v_mov_b32(v["b"], 0))
+
+    def _offset(self, dst: Reg, ld: Reg, batch: Reg | None, bpe: int) -> None:
+        """dst = (m + n * ld + b * batch) * bpe."""
+        isa, e, v = self.isa, self.e, self.r.v
+        e(isa.v_mul_lo_u32(dst, v["n"], ld), isa.v_add_u32(dst, dst, v["m"]))
+        if batch is not None:
+            e(isa.v_mul_lo_u32(self.r.vtmp[0], v["b"], batch), isa.v_add_u32(dst, dst, self.r.vtmp[0]))
+        e.v_mul_const(dst, dst, bpe)
+
+    def accumulate(self) -> None:
+        isa, e, r = self.isa, self.e, self.r
+        vw = self.variant.vw
+        s = r.scal
+        ws = r.srd["WS"]
+        self._resource(ws, self.arg("WS"))
+        e(isa.s_lshl_b32(s["slice"], s["total"], 2))
+        e(isa.v_lshlrev_b32(r.v["woff"], 2, r.v["id0"]))
+        e(isa.v_mov_b32(r.acc[j], 0) for j in range(vw))
+        e(isa.s_mov_b32(s["soff"], 0), isa.s_max_u32(s["count"], self.arg("gsu"), 1))
+        loop = e.new_label("SliceLoop")
+        e.label(loop)
+        e(isa.op(_LOADS[4 * vw])(r.val, r.v["woff"], ws, s["soff"], mods=Buf(offen=True)))
+        e.wait(vmcnt=0)
+        e(isa.v_add_f32(r.acc[j], r.acc[j], r.val[j]) for j in range(vw))
+        e(isa.s_add_u32(s["soff"], s["soff"], s["slice"]), isa.s_sub_u32(s["count"], s["count"], 1))
+        e(isa.s_cmp_lg_u32(s["count"], 0), isa.s_cbranch_scc1(loop))
+
+    def scalars(self) -> None:
+        """alpha' and beta' (ScaleAB Scalar, ScaleCD folded in), scaleD."""
+        isa, e, r = self.isa, self.e, self.r
+        s, t, x = r.scal, r.t, r.v["x"]
+        e(isa.s_mov_b32(s["alpha"], self.arg("alpha")), isa.s_mov_b32(s["beta"], self.arg("beta")))
+        e(isa.s_mov_b32(s["scaleD"], 1.0))
+        if self.feat.scale_ab == "Scalar":
+            self._scalar(t[0], self.arg("scaleA"))
+            self._scalar(t[1], self.arg("scaleB"))
+            e(isa.v_mov_b32(x, s["alpha"]), isa.v_mul_f32(x, t[0], x), isa.v_mul_f32(x, t[1], x))
+            e(isa.v_readfirstlane_b32(s["alpha"], x))
+        if self.feat.scale_cd:
+            self._scalar(t[0], self.arg("scaleC"))
+            e(isa.v_mov_b32(x, s["beta"]), isa.v_mul_f32(x, t[0], x), isa.v_readfirstlane_b32(s["beta"], x))
+            self._scalar(s["scaleD"], self.arg("scaleD"))
+        if DataType.B in (self.pt.dest_type, self.pt.e_type if self.feat.use_e else None):
+            e(isa.s_movk_i32(s["k7fff"], 0x7FFF), isa.v_mov_b32(r.v["nan"], BF16_NAN))
+
+    def _vector_multiply(self, name: str, along_m: bool | None) -> None:
+        """acc[j] *= vector[f_j] (f32), skipped when the vector is null; along_m None: factorDim."""
+        isa, e, r = self.isa, self.e, self.r
+        srd = r.srd["X"]
+        pointer = self.arg(name)
+        skip = self._skip_if_null(pointer)
+        self._resource(srd, pointer)
+        for j in range(self.variant.vw):
+            self._factor_offset(j, along_m, 4)
+            self._load_f32(r.v["x"], r.v["f"], srd, DataType.S)
+            e(isa.v_mul_f32(r.acc[j], r.acc[j], r.v["x"]))
+        e.label(skip)  # type: ignore[arg-type]
+
+    def _factor_offset(self, j: int, along_m: bool | None, bpe: int, batch_stride: Reg | None = None) -> None:
+        """v.f = byte offset of element j's factor (m + j or n, plus b * batch_stride) in a vector."""
+        isa, e, r = self.isa, self.e, self.r
+        v, vcc = r.v, self.arch.vcc
+        f = v["f"]
+        if along_m is None:
+            e(isa.v_add_u32(f, j, v["m"]) if j else isa.v_mov_b32(f, v["m"]))
+            e(isa.s_cmp_eq_u32(self.arg("factorDim"), 0))
+            cselect = isa.s_cselect_b64 if self.arch.lane_mask_width == 2 else isa.s_cselect_b32
+            e(cselect(vcc, -1, 0), isa.v_cndmask_b32(f, v["n"], f, vcc))
+        elif along_m:
+            e(isa.v_add_u32(f, j, v["m"]) if j else isa.v_mov_b32(f, v["m"]))
+        else:
+            e(isa.v_mov_b32(f, v["n"]))
+        if batch_stride is not None:
+            e(isa.v_mul_lo_u32(r.vtmp[0], v["b"], batch_stride), isa.v_add_u32(f, f, r.vtmp[0]))
+        e.v_mul_const(f, f, bpe)
+
+    def epilogue(self) -> None:
+        isa, e, r = self.isa, self.e, self.r
+        feat, pt = self.feat, self.pt
+        vw = self.variant.vw
+        s, v = r.scal, r.v
+        along = {DIM_M: True, DIM_N: False, DIM_RUNTIME: None}[feat.factor_dim] if (
+            feat.bias_read or feat.scale_alpha_vec) else True
+        batched = pt.num_indices_c == 3
+        if feat.scale_ab == "Vector":
+            self._vector_multiply("scaleA", True)
+            self._vector_multiply("scaleB", False)
+        e(isa.v_mul_f32(r.acc[j], s["alpha"], r.acc[j]) for j in range(vw))
+        if feat.scale_alpha_vec:
+            self._vector_multiply("scaleAlphaVec", along)
+        # beta' * C: skipped when beta' is +-0 (upstream compares as a float)
+        no_c = e.new_label("NoC")
+        e(isa.s_and_b32(r.t[0], s["beta"], 0x7FFFFFFF), isa.s_cmp_eq_u32(r.t[0], 0), isa.s_cbranch_scc1(no_c))
+        c = r.srd["C"]
+        self._resource(c, self.arg("C"))
+        self._offset(v["coff"], self.arg("strideC1"), self.arg("strideC2") if batched else None, pt.dest_type.num_bytes)
+        for j in range(vw):
+            self._load_f32(v["x"], v["coff"], c, pt.dest_type, j * pt.dest_type.num_bytes)
+            e(isa.v_mul_f32(v["x"], s["beta"], v["x"]), isa.v_add_f32(r.acc[j], r.acc[j], v["x"]))
+        e.label(no_c)
+        if feat.bias_read:
+            srd = r.srd["X"]
+            bias_type = self.variant.bias_type
+            assert bias_type is not None
+            skip = self._skip_if_null(self.arg("bias"))
+            self._resource(srd, self.arg("bias"))
+            for j in range(vw):
+                self._factor_offset(j, along, bias_type.num_bytes, self.arg("strideBias") if batched else None)
+                self._load_f32(v["x"], v["f"], srd, bias_type)
+                e(isa.v_add_f32(r.acc[j], r.acc[j], v["x"]))
+            e.label(skip)  # type: ignore[arg-type]
+        if feat.use_e:
+            srd = r.srd["X"]
+            skip = self._skip_if_null(self.arg("E"))
+            self._resource(srd, self.arg("E"))
+            self._offset(v["eoff"], self.arg("strideE1"), self.arg("strideE2") if batched else None,
+                         pt.e_type.num_bytes)
+            for j in range(vw):
+                e(isa.v_mov_b32(v["x"], r.acc[j]))
+                self._store(v["x"], v["eoff"], srd, pt.e_type, j * pt.e_type.num_bytes)
+            e.label(skip)  # type: ignore[arg-type]
+        if feat.activation != "none":
+            activation.apply(e, feat.activation, [r.acc[j] for j in range(vw)], v["x"], self.arg("activationType"),
+                             self.arg("activation_0"), self.arg("activation_1"))
+        if feat.scale_cd:
+            e(isa.v_mul_f32(r.acc[j], s["scaleD"], r.acc[j]) for j in range(vw))
+        d = r.srd["D"]
+        self._resource(d, self.arg("D"))
+        self._offset(v["doff"], self.arg("strideD1"), self.arg("strideD2") if batched else None, pt.dest_type.num_bytes)
+        for j in range(vw):
+            self._store(r.acc[j], v["doff"], d, pt.dest_type, j * pt.dest_type.num_bytes)
+        e(isa.s_endpgm())
+
+    def text(self) -> str:
+        isa, e = self.isa, self.e
+        if self.arch.workgroup_id_source == "ttmp":
+            e(isa.s_mov_b32(self.r.wgid, ttmp(9)))
+        self.load_arguments()
+        self.coordinates()
+        self.scalars()
+        self.accumulate()
+        self.epilogue()
+        e.out.flush()
+        self.lines += kernel_trailer(self.spec, self.regs.counts())
+        self.lines.append("")
+        return "\n".join(self.lines)
+
+
+def generate(arch: str, variant: Variant, *, code_object_version: int = 4) -> str:
+    """The assembly text of one conversion kernel."""
+    return _Writer(get_arch(arch), variant, code_object_version).text()
+
+
+@attrs.frozen(slots=True)
+class ConversionKernel:
+    """A KernelSource for the code-object pipeline (frozen, picklable, rendered on demand)."""
+
+    problem_type: ProblemType = attrs.field(repr=False)
+    bias_type: DataType | None
+    gsu_bucket: int
+    vw: int
+    arch: str
+    code_object_version: int = 4
+
+    @property
+    def name(self) -> str:
+        return kernel_name(self.problem_type, self.bias_type, self.gsu_bucket, self.vw)
+
+    def assembly_text(self) -> str:
+        return generate(self.arch, Variant(self.problem_type, self.bias_type, self.gsu_bucket, self.vw),
+                        code_object_version=self.code_object_version)
