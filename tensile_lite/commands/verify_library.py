@@ -21,9 +21,13 @@ DESCRIPTION = (
     "rounding, 2*2^-11*|alpha|*sum|a*b|). Large problems run only their "
     "corner, edge and one interior tile. Grouped-GEMM kernels run those problems as the GEMMs of one launch "
     "through the library's argument table (argType 1) and one through hipBLASLt's UserArguments (argType 2, "
-    "when the problem type supports them), each GEMM checked against its own reference. Kernels the verifier "
-    "or the emulator cannot handle are reported as skipped with the reason. Exit status: 0 when nothing "
-    "failed, 1 when a kernel failed, 2 on unusable input."
+    "when the problem type supports them), each GEMM checked against its own reference. In-kernel split-K "
+    "kernels (GlobalSplitUAlgorithm MultipleBufferSingleKernel) run with the solution's GSU, every slice of "
+    "each tile they run, with a poisoned workspace and a zeroed Synchronizer whose counters must be back at 0; "
+    "cases with padded C/D or K below the GSU's minimum run with GSU 1, as upstream's runtime must. OutputAmaxD "
+    "kernels also have their amax (max |D before scaleD|) and AmaxSync checked, when the whole grid ran. "
+    "Kernels the verifier or the emulator cannot handle are reported as skipped with the reason. Exit status: "
+    "0 when nothing failed, 1 when a kernel failed, 2 on unusable input."
 )
 
 

@@ -82,7 +82,7 @@ ARCHS: Mapping[str, ArchInfo] = MappingProxyType({
 })
 
 # EF_AMDGPU_MACH values (ELF e_flags bits 7:0), used when a code object carries no metadata note.
-_MACH = MappingProxyType({0x3F: "gfx90a", 0x40: "gfx940", 0x4B: "gfx941", 0x4C: "gfx942", 0x4F: "gfx950",
+_MACH = MappingProxyType({0x30: "gfx908", 0x3F: "gfx90a", 0x40: "gfx940", 0x4B: "gfx941", 0x4C: "gfx942", 0x4F: "gfx950",
                           0x41: "gfx1100", 0x46: "gfx1101", 0x47: "gfx1102", 0x43: "gfx1150",
                           0x4A: "gfx1151", 0x48: "gfx1200", 0x4E: "gfx1201"})
 

@@ -10,7 +10,8 @@ packs the arguments as the runtime does; `launch.run_case(emulator, kernel, rs, 
 one problem and compares D; `grouped.run_group(emulator, kernel, rs, cases, arg_type, rng_of)` runs a
 grouped-GEMM kernel's cases as one launch through the argument table (argType 1) or hipBLASLt's
 UserArguments (argType 2) and compares every GEMM's D; `reference.expected` is the reference with its
-tolerance.
+tolerance. In-kernel split-K kernels (globalAccumulation 3) get the runtime's workspace and Synchronizer
+(`splitk`), OutputAmaxD kernels their amax buffers and check (`amax`).
 """
 
 from tensile_lite.verify.errors import NotVerifiable, VerifyError

@@ -14,20 +14,18 @@ from tensile_lite.verify import epilogue, grouped, runtime_args
 from tensile_lite.verify.errors import NotVerifiable
 from tensile_lite.verify.runtime_view import RuntimeSolution
 
-_MULTIPLE_BUFFER_SINGLE_KERNEL = 3
-
 
 def check_launchable(rs: RuntimeSolution) -> None:
-    """NotVerifiable for launches the verifier does not drive (split-K workspaces, stream-K, ...)."""
+    """NotVerifiable for launches the verifier does not drive (split-K that needs the runtime's
+    separate reduction kernels, stream-K, ...). In-kernel split-K (globalAccumulation 3) is driven."""
     pt, sol = rs.problem_type, rs.solution
     if sol.kernel_language != "Assembly":
         raise NotVerifiable("source (HIP) kernels are not verified")
     if pt.grouped_gemm:
         grouped.check_launchable(rs)
-    if sol.runtime.global_split_u != 1:
-        raise NotVerifiable(f"GlobalSplitU {sol.runtime.global_split_u}: split-K with a workspace")
-    if rs.global_accumulation == _MULTIPLE_BUFFER_SINGLE_KERNEL:
-        raise NotVerifiable("GlobalSplitUAlgorithm MultipleBufferSingleKernel (synchronizer arguments)")
+    if sol.runtime.global_split_u != 1 and not rs.split_k:
+        raise NotVerifiable(f"GlobalSplitU {sol.runtime.global_split_u} with globalAccumulation "
+                            f"{rs.global_accumulation}: split-K through the runtime's extra kernels")
     if rs.stream_k:
         raise NotVerifiable(f"StreamK {rs.stream_k}")
     runtime_args.layout(rs)  # NotVerifiable for the legacy layout and arguments the packer cannot describe

@@ -10,8 +10,9 @@ their part of the reference (spec/epilogue_semantics.md §1.1):
 `f` is m or n, by the problem type's factor dimension (or the run-time `factorDim` argument, which the
 cases alternate). The activation selector (`all`, `hipblaslt_all`) runs relu (exact, so the tolerance
 stays that of the plain epilogue) in the `edges` and `small` cases and none (activationType 0) in the
-others; its other activations (gelu, ...) are not verified. Problem types that write E, compute AmaxD
-or gradients are not verified.
+others; its other activations (gelu, ...) are not verified. Problem types that write E or gradients are
+not verified. OutputAmaxD (the max of |t| before scaleD) is checked against the reference's values
+before scaleD (amax.py).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def check_supported(pt: ProblemType) -> None:
     feat = epilogue_features(pt)
     if not feat.any:
         return
-    for present, what in ((feat.use_e, "the E output"), (feat.amax_d, "AmaxD"), (feat.gradient, "gradient"),
+    for present, what in ((feat.use_e, "the E output"), (feat.gradient, "gradient"),
                           (feat.bias == "write", "bias gradient")):
         if present:
             raise NotVerifiable(f"{what} of the epilogue is not verified")
@@ -130,6 +131,14 @@ def make(pt: ProblemType, problem: GemmProblem, case: str, rng: np.random.Genera
         args = EpilogueArgs(bias_type=bias_type, stride_bias=length, factor_dim=1 if along_n else 0,
                             activation=activation)
     return Epilogue(args, buffers, row=row, col=col, bias=bias, relu=relu, **fields)  # type: ignore[arg-type]
+
+
+def reads_c(beta: float, ep: Epilogue | None) -> bool:
+    """Whether the kernel reads C: beta' = beta * scaleC (f32) is not +0.0 bit for bit. Upstream's
+    kernels take the beta path for -0.0 too (spec/epilogue_semantics.md §1.1 step 5), so beta 0 with a
+    negative scaleC reads C; adding -0.0 x C then changes nothing as long as C is finite."""
+    scaled = np.float32(beta) * np.float32(ep.scale_c if ep is not None else 1.0)
+    return bool(scaled != 0 or np.signbit(scaled))
 
 
 def factor(ep: Epilogue | None) -> np.ndarray | float:

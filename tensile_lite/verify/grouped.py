@@ -14,6 +14,11 @@ Workgroup ids map to GEMMs as the runtime's numWorkGroups prefix sums say: the i
 the whole launch by WorkGroupMappingXCC, then falls in one GEMM, whose tiles it walks in that GEMM's
 WorkGroupMapping order (or row-major, for a kernel that ignores those arguments; both are correct and
 the tiles written tell which). Small GEMMs run whole, larger ones their representative tiles only.
+
+OutputAmaxD kernels: every GEMM has its own AddrAmaxOut and AmaxWS, and all share one AmaxSync, as they
+share the runtime's Synchronizer (GEMM i counts on dword i, amax.py). In argType 1 each GEMM that ran
+whole must hold its own amax and leave its counter at 0; in argType 2 (no amax fields in
+UserArguments) every AddrAmaxOut must stay untouched and every counter 0.
 """
 
 from __future__ import annotations
@@ -30,11 +35,12 @@ from tensile_lite.asm.gemm import ARG_TYPE_TABLE, ARG_TYPE_USER, pack_grouped
 from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError, UnsupportedInstruction
 from tensile_lite.errors import TensileLiteError
-from tensile_lite.verify import compare, runtime_args
+from tensile_lite.verify import amax, compare, runtime_args
 from tensile_lite.verify.errors import NotVerifiable
-from tensile_lite.verify.launch import FULL_GRID_LIMIT, Inputs, make_inputs, reference_of
+from tensile_lite.verify.launch import FULL_GRID_LIMIT, Inputs, make_inputs, read_after, reference_of
 from tensile_lite.verify.mapping import ROW_MAJOR, Grid, LaunchId, Tile, TileOrder, representative_tiles
 from tensile_lite.verify.problems import Case
+from tensile_lite.verify.reference import Expected
 from tensile_lite.verify.runtime_view import RuntimeSolution
 from tensile_lite.verify.tensors import read_back
 
@@ -62,9 +68,12 @@ def notes(rs: RuntimeSolution) -> list[str]:
 
 
 def check_launchable(rs: RuntimeSolution) -> None:
-    """NotVerifiable for grouped launches the runtime could not make."""
+    """NotVerifiable for grouped launches the runtime could not make, or the verifier does not make."""
     if runtime_args.version(rs) < 1:
         raise NotVerifiable("grouped GEMM with argument version 0: the 8-byte header has no numWorkGroups")
+    if rs.split_k:
+        # one GSU for the whole launch, and each GEMM's workspace and counters: not driven yet
+        raise NotVerifiable("grouped GEMM with in-kernel split-K (globalAccumulation 3) is not verified")
 
 
 @attrs.frozen(slots=True)
@@ -110,7 +119,7 @@ def grid_of(rs: RuntimeSolution, case: Case) -> Grid:
 
 
 def wanted_tiles(grid: Grid) -> list[Tile]:
-    if grid.count <= FULL_GRID_LIMIT:
+    if grid.tiles <= FULL_GRID_LIMIT:
         return [(i, j, b) for b in range(grid.batch) for j in range(grid.tiles1) for i in range(grid.tiles0)]
     return representative_tiles(grid)
 
@@ -132,6 +141,7 @@ class GroupResult:
     instructions: int
     seconds: float
     order: TileOrder | None = None  # the tile order seen, when a subset ran and the orders differ
+    notes: tuple[str, ...] = ()  # what this launch could not check, and why
 
     def describe(self) -> str:
         names = ", ".join(c.name for c in self.cases)
@@ -152,15 +162,21 @@ def _pack(rs: RuntimeSolution, cases: Sequence[Case], inputs: Sequence[Inputs],
 
 
 def _launch(emu: Emulator, kernel: str, rs: RuntimeSolution, cases: Sequence[Case], inputs: Sequence[Inputs],
-            arg_type: int, layout: GroupLayout, ids: list[LaunchId]) -> tuple[list[np.ndarray], int]:
-    """Each GEMM's D buffer after running workgroups `ids` of one grouped launch, and the instructions
-    executed."""
+            arg_type: int, layout: GroupLayout, ids: list[LaunchId]) -> tuple[list[dict[str, np.ndarray]], int]:
+    """Each GEMM's D buffer ('D') and extra buffers after running workgroups `ids` of one grouped launch,
+    and the instructions executed. AmaxSync is one buffer for the launch (the first GEMM's)."""
     mem = DeviceMemory()
     buffers: list[dict[str, int]] = []
+    shared: dict[str, int] = {}
     for t in inputs:
         b = {name: mem.alloc(x.flat) for name, x in (("A", t.a), ("B", t.b), ("C", t.c), ("D", t.d))}
         if t.epilogue is not None:
             b.update({name: mem.alloc(data) for name, data in t.epilogue.buffers.items()})
+        for name, data in t.extras.items():
+            if name == amax.SYNC:
+                b[name] = shared.setdefault(name, mem.alloc(data))
+            else:
+                b[name] = mem.alloc(data)
         buffers.append(b)
     # the table's size does not depend on where it is: pack once to size it, then at its address
     _, sizing = _pack(rs, cases, inputs, buffers, arg_type, 0)
@@ -169,22 +185,48 @@ def _launch(emu: Emulator, kernel: str, rs: RuntimeSolution, cases: Sequence[Cas
     mem.write(address, table)
     stats = emu.launch(kernel, grid=(layout.count, 1, 1), block=(rs.solution.num_threads, 1, 1),
                        kernargs=kernarg, memory=mem, workgroups=ids)
-    return [mem.array(b["D"], t.d.flat.dtype, t.d.flat.size) for b, t in zip(buffers, inputs, strict=True)], \
-        stats.instructions
+    return [read_after(mem, b, t) for b, t in zip(buffers, inputs, strict=True)], stats.instructions
 
 
-def _written(inputs: Sequence[Inputs], flats: Sequence[np.ndarray], macro_tile: tuple[int, int]) -> set[GroupTile]:
+def _amax_errors(cases: Sequence[Case], arg_type: int, want: Sequence[Expected], after: Sequence[dict[str, np.ndarray]],
+                 whole: Sequence[bool]) -> tuple[list[GemmError], list[str]]:
+    """(errors, notes) of an OutputAmaxD kernel's amax outputs and their shared counters after a launch."""
+    errors: list[GemmError] = []
+    notes: list[str] = []
+    for i, (c, ref, a) in enumerate(zip(cases, want, after, strict=True)):
+        if arg_type == ARG_TYPE_USER:
+            error = amax.untouched(a[amax.OUT])
+        elif whole[i]:
+            error = amax.mismatch(a[amax.OUT], ref)
+        else:
+            error = None
+            notes.append(f"{ARG_TYPE_NAMES[arg_type]}: amax of GEMM {i} ({c.name}) not checked: only some of its "
+                         "tiles ran and the amax needs every workgroup")
+        if error:
+            errors.append(GemmError(i, c, error))
+    sync = after[0][amax.SYNC]
+    # dword i counts GEMM i's workgroups: only a GEMM that ran whole has its counter back at 0
+    checked = np.ones(sync.size, dtype=bool)
+    checked[:len(cases)] = [arg_type == ARG_TYPE_USER or ran for ran in whole]
+    error = amax.sync_left(sync, checked)
+    if error:
+        errors.append(GemmError(-1, cases[0], error))
+    return errors, notes
+
+
+def _written(inputs: Sequence[Inputs], after: Sequence[dict[str, np.ndarray]],
+             macro_tile: tuple[int, int]) -> set[GroupTile]:
     out: set[GroupTile] = set()
-    for i, (t, flat) in enumerate(zip(inputs, flats, strict=True)):
-        bits = compare.as_mnb(read_back(t.d, flat)[0])
+    for i, (t, a) in enumerate(zip(inputs, after, strict=True)):
+        bits = compare.as_mnb(read_back(t.d, a["D"])[0])
         out |= {(i, tile) for tile in compare.written_tiles(bits, t.d.element.sentinel, macro_tile)}
     return out
 
 
 def run_group(emu: Emulator, kernel: str, rs: RuntimeSolution, cases: Sequence[Case], arg_type: int,
               rng_of: Callable[[Case], np.random.Generator]) -> GroupResult:
-    """One grouped launch over `cases` (argType `arg_type`), every GEMM's D compared with its reference.
-    NotVerifiable when the emulator cannot run the kernel or the arguments cannot be packed."""
+    """One grouped launch over `cases` (argType `arg_type`), every GEMM's D (and amax) compared with its
+    reference. NotVerifiable when the emulator cannot run the kernel or the arguments cannot be packed."""
     start = time.perf_counter()
     sol = rs.solution
     inputs = [make_inputs(rs, c, rng_of(c)) for c in cases]
@@ -198,18 +240,18 @@ def run_group(emu: Emulator, kernel: str, rs: RuntimeSolution, cases: Sequence[C
     ids: list[LaunchId] = []
     written: set[GroupTile] = set()
 
-    def result(errors: list[GemmError], order: TileOrder | None = None) -> GroupResult:
+    def result(errors: list[GemmError], order: TileOrder | None = None, notes: Sequence[str] = ()) -> GroupResult:
         return GroupResult(arg_type, tuple(cases), tuple(errors), ran, layout.count, instructions,
-                           time.perf_counter() - start, order)
+                           time.perf_counter() - start, order, tuple(notes))
 
     try:
         while True:
             table = layout.table(candidates.pop(0))
             ids = sorted({table[gt] for gt in wanted})
-            flats, count = _launch(emu, kernel, rs, cases, inputs, arg_type, layout, ids)
+            after, count = _launch(emu, kernel, rs, cases, inputs, arg_type, layout, ids)
             ran += len(ids)
             instructions += count
-            written = _written(inputs, flats, sol.macro_tile)
+            written = _written(inputs, after, sol.macro_tile)
             if not subset or written <= wanted:
                 break
             # other tiles were written: if another known order explains them, run under that order
@@ -225,8 +267,9 @@ def run_group(emu: Emulator, kernel: str, rs: RuntimeSolution, cases: Sequence[C
         stray = sorted(written - wanted)[:8]
         errors.append(GemmError(-1, cases[0], f"workgroups {[w[0] for w in ids]} wrote (GEMM, tile) {stray}, not "
                                 "the tiles the runtime's WorkGroupMapping or a row-major order give"))
-    for i, (c, t, flat) in enumerate(zip(cases, inputs, flats, strict=True)):
-        d_bits, d_values, outside = read_back(t.d, flat)
+    want = [reference_of(rs, c, t) for c, t in zip(cases, inputs, strict=True)]
+    for i, (c, t, a, ref) in enumerate(zip(cases, inputs, after, want, strict=True)):
+        d_bits, d_values, outside = read_back(t.d, a["D"])
         sentinel = np.asarray(t.d.element.sentinel).astype(outside.dtype)
         if (outside != sentinel).any():
             errors.append(GemmError(i, c, f"wrote {int((outside != sentinel).sum())} elements of D's buffer outside "
@@ -234,8 +277,13 @@ def run_group(emu: Emulator, kernel: str, rs: RuntimeSolution, cases: Sequence[C
             continue
         bits, got = compare.as_mnb(d_bits), compare.as_mnb(d_values)
         mask = compare.tile_mask(bits.shape, sol.macro_tile, [tile for g, tile in wanted if g == i])
-        error = compare.mismatches(bits, got, reference_of(rs, c, t), t.d.element, mask)
+        error = compare.mismatches(bits, got, ref, t.d.element, mask)
         if error is not None:
             errors.append(GemmError(i, c, error))
+    notes: list[str] = []
+    if amax.enabled(rs.problem_type):
+        whole = [sum(g == i for g, _ in wanted) == grid.tiles for i, grid in enumerate(layout.grids)]
+        amax_errors, notes = _amax_errors(cases, arg_type, want, after, whole)
+        errors += amax_errors
     seen = [o for o in orders if {layout.tile(o, w) for w in ids} == written]
-    return result(errors, seen[0] if subset and len(orders) > 1 and len(seen) == 1 else None)
+    return result(errors, seen[0] if subset and len(orders) > 1 and len(seen) == 1 else None, notes)

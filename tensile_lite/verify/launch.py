@@ -6,19 +6,23 @@ workgroup.
 Small grids run whole. Larger ones run only representative tiles (mapping.representative_tiles):
 the workgroups for them are chosen by the runtime's WorkGroupMapping order, or row-major if the
 kernel turns out to ignore that argument (both are correct; the tiles a launch writes tell which).
+A split-K launch (splitk.py) has GSU workgroups per tile: a tile that runs runs all of them, since
+its reduction needs every slice, and its Synchronizer must be back at 0 afterwards. An OutputAmaxD
+kernel's amax (amax.py) is compared only when the whole grid ran; otherwise the case says so.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 
 import attrs
 import numpy as np
 
-from tensile_lite.asm.gemm import solution_layout
+from tensile_lite.asm.gemm import num_workgroups, solution_layout
 from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError, UnsupportedInstruction
-from tensile_lite.verify import compare, epilogue, runtime_args
+from tensile_lite.verify import amax, compare, epilogue, runtime_args, splitk
 from tensile_lite.verify.elements import element
 from tensile_lite.verify.epilogue import Epilogue
 from tensile_lite.verify.errors import NotVerifiable
@@ -28,16 +32,18 @@ from tensile_lite.verify.mapping import (
     LaunchId,
     Tile,
     TileOrder,
-    launch_table,
     representative_tiles,
+    workgroups_of,
 )
 from tensile_lite.verify.problems import Case
 from tensile_lite.verify.reference import Expected, expected
 from tensile_lite.verify.runtime_view import RuntimeSolution
 from tensile_lite.verify.tensors import Tensor, make_tensor, read_back
 
-# Grids up to this many workgroups run whole; larger ones run representative tiles only.
+# Grids up to this many tiles run whole; larger ones run representative tiles only.
 FULL_GRID_LIMIT = 6
+# The extra buffers read back after a launch (the workspaces are the kernel's own business).
+READ_BACK = (splitk.SYNCHRONIZER, amax.OUT, amax.SYNC)
 
 
 @attrs.frozen(slots=True)
@@ -49,14 +55,19 @@ class CaseResult:
     instructions: int
     seconds: float
     order: TileOrder | None = None  # the tile order the kernel was seen to follow, when a subset ran
+    notes: tuple[str, ...] = ()  # what this case could not check, and why
 
 
 def grid_of(rs: RuntimeSolution, case: Case) -> Grid:
+    """The launch of `case`: its tiles, with the GSU and GSU mapping of the header the runtime packs."""
     sol, p = rs.solution, case.problem
     mt0, mt1 = sol.macro_tile
     batch = p.batch if rs.problem_type.num_indices_c == 3 else 1
     flatten = not sol.arch.startswith("gfx12") and runtime_args.version(rs) >= 1
-    return Grid(math.ceil(p.m / mt0), math.ceil(p.n / mt1), batch, three_d=not flatten)
+    gsu = runtime_args.launch_gsu(rs, case.gsu)
+    round_robin = bool(runtime_args.header_words(rs, gsu)[0] >> splitk.GSU_ROUND_ROBIN_BIT & 1)
+    return Grid(math.ceil(p.m / mt0), math.ceil(p.n / mt1), batch, three_d=not flatten, gsu=max(gsu, 1),
+                gsu_round_robin=round_robin)
 
 
 @attrs.frozen(slots=True)
@@ -68,6 +79,8 @@ class Inputs:
     c: Tensor
     d: Tensor
     epilogue: Epilogue | None
+    # buffers the kernel writes besides D, by POINTER_KEYS / split-K name: workspace, Synchronizer, amax
+    extras: Mapping[str, np.ndarray] = attrs.field(factory=dict, eq=False)
 
 
 def activation_fused(rs: RuntimeSolution) -> bool:
@@ -79,12 +92,21 @@ def make_inputs(rs: RuntimeSolution, case: Case, rng: np.random.Generator) -> In
     pt, p = rs.problem_type, case.problem
     ea, eb, ed = element(pt.a_type), element(pt.b_type), element(pt.dest_type)
     assert ea is not None and eb is not None and ed is not None  # checked by reference.check_types
+    gsu = runtime_args.launch_gsu(rs, case.gsu)
+    extras = splitk.buffers(rs, p, gsu)
+    if amax.enabled(pt):
+        extras.update(amax.output_buffers(num_workgroups(rs.solution, p, gsu=gsu)))
+        extras[amax.SYNC] = amax.sync_buffer()
     # alpha == 0 must not read A or B, beta == 0 must not read C: those buffers hold only the sentinel
-    return Inputs(make_tensor(pt, p, "A", ea, rng if case.alpha != 0 else None),
-                  make_tensor(pt, p, "B", eb, rng if case.alpha != 0 else None),
-                  make_tensor(pt, p, "C", ed, rng if case.beta != 0 else None),
-                  make_tensor(pt, p, "D", ed, None),
-                  epilogue.make(pt, p, case.name, rng, activation_fused=activation_fused(rs)))
+    a = make_tensor(pt, p, "A", ea, rng if case.alpha != 0 else None)
+    b = make_tensor(pt, p, "B", eb, rng if case.alpha != 0 else None)
+    c = make_tensor(pt, p, "C", ed, rng if case.beta != 0 else None)
+    d = make_tensor(pt, p, "D", ed, None)
+    ep = epilogue.make(pt, p, case.name, rng, activation_fused=activation_fused(rs))
+    if case.beta == 0 and epilogue.reads_c(case.beta, ep):
+        # beta * scaleC is -0.0, which the kernel treats as non-zero: it reads C, so C must be finite
+        c = make_tensor(pt, p, "C", ed, rng)
+    return Inputs(a, b, c, d, ep, extras)
 
 
 def reference_of(rs: RuntimeSolution, case: Case, t: Inputs) -> Expected:
@@ -95,22 +117,50 @@ def reference_of(rs: RuntimeSolution, case: Case, t: Inputs) -> Expected:
 
 
 def _launch(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, t: Inputs, grid: Grid,
-            ids: list[LaunchId]) -> tuple[np.ndarray, int]:
-    """D's buffer after running workgroups `ids`, and the instructions executed."""
+            ids: list[LaunchId]) -> tuple[dict[str, np.ndarray], int]:
+    """The contents of D's buffer ('D') and of the extra buffers after running workgroups `ids`, and
+    the instructions executed."""
     mem = DeviceMemory()
     buffers = {name: mem.alloc(x.flat) for name, x in (("A", t.a), ("B", t.b), ("C", t.c), ("D", t.d))}
     ep = t.epilogue
     if ep is not None:
         buffers.update({name: mem.alloc(data) for name, data in ep.buffers.items()})
-    kernargs = runtime_args.pack(rs, case.problem, buffers, case.alpha, case.beta, ep.args if ep else None)
+    buffers.update({name: mem.alloc(data) for name, data in t.extras.items()})
+    kernargs = runtime_args.pack(rs, case.problem, buffers, case.alpha, case.beta, ep.args if ep else None,
+                                 gsu=case.gsu)
     stats = emu.launch(kernel, grid=grid.launch_grid, block=(rs.solution.num_threads, 1, 1), kernargs=kernargs,
                        memory=mem, workgroups=ids)
-    return mem.array(buffers["D"], t.d.flat.dtype, t.d.flat.size), stats.instructions
+    return read_after(mem, buffers, t), stats.instructions
+
+
+def read_after(mem: DeviceMemory, buffers: Mapping[str, int], t: Inputs) -> dict[str, np.ndarray]:
+    """D ('D') and the extra buffers of READ_BACK after a launch, by name."""
+    out = {"D": mem.array(buffers["D"], t.d.flat.dtype, t.d.flat.size)}
+    out.update({name: mem.array(buffers[name], data.dtype, data.size) for name, data in t.extras.items()
+                if name in READ_BACK})
+    return out
+
+
+def _ids(order: TileOrder, grid: Grid, wanted: list[Tile]) -> list[LaunchId]:
+    """Every workgroup of the wanted tiles under `order` (all GSU slices of each)."""
+    table = workgroups_of(order, grid)
+    return [wg for tile in wanted for wg in table[tile]]
+
+
+def extra_checks(rs: RuntimeSolution, after: Mapping[str, np.ndarray], want: Expected,
+                 whole: bool) -> list[str]:
+    """Errors of the buffers besides D after one launch: split-K's Synchronizer, and the amax and its
+    counter when the whole grid ran (`whole`)."""
+    errors = [e for e in (splitk.check(after),) if e]
+    if amax.enabled(rs.problem_type) and whole:
+        errors += [e for e in (amax.mismatch(after[amax.OUT], want), amax.sync_left(after[amax.SYNC])) if e]
+    return errors
 
 
 def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: np.random.Generator) -> CaseResult:
-    """Run `case` and compare D with the reference. NotVerifiable when the emulator cannot run the kernel
-    (an instruction it does not implement) or the arguments cannot be packed."""
+    """Run `case` and compare D (and the amax, the synchronisation counters) with the reference.
+    NotVerifiable when the emulator cannot run the kernel (an instruction it does not implement) or
+    the arguments cannot be packed."""
     start = time.perf_counter()
     t = make_inputs(rs, case, rng)
     sol = rs.solution
@@ -119,16 +169,16 @@ def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: n
     declared = runtime_args.tile_order(rs)
     orders = [declared] + ([] if declared.is_row_major else [ROW_MAJOR])
     candidates = list(orders)
-    subset = grid.count > FULL_GRID_LIMIT
+    subset = grid.tiles > FULL_GRID_LIMIT
     wanted: list[Tile] = representative_tiles(grid) if subset else [
         (i, j, b) for b in range(grid.batch) for j in range(grid.tiles1) for i in range(grid.tiles0)]
     ran = instructions = 0
     try:
         while True:
             used = candidates.pop(0)
-            table = launch_table(used, grid)
-            ids = [table[tile] for tile in wanted] if subset else grid.ids()
-            flat, count = _launch(emu, kernel, rs, case, t, grid, ids)
+            ids = _ids(used, grid, wanted) if subset else grid.ids()
+            after, count = _launch(emu, kernel, rs, case, t, grid, ids)
+            flat = after["D"]
             ran += len(ids)
             instructions += count
             written = compare.written_tiles(compare.as_mnb(read_back(t.d, flat)[0]), t.d.element.sentinel,
@@ -160,7 +210,12 @@ def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: n
         else:
             mask = compare.tile_mask(bits.shape, sol.macro_tile, wanted)
             error = compare.mismatches(bits, got, want, t.d.element, mask)
+    errors = ([error] if error else []) + extra_checks(rs, after, want, not subset)
+    notes = []
+    if subset and amax.enabled(rs.problem_type):
+        notes.append(f"case {case.name}: amax not checked: {len(wanted)} of {grid.tiles} tiles ran and the amax "
+                     "needs every workgroup")
     # name the order only when the tiles written tell the candidates apart
     seen = [o for o in orders if {o.tile(grid, w) for w in ids} == written]
-    return CaseResult(case, error, ran, grid.count, instructions, time.perf_counter() - start,
-                      seen[0] if subset and len(orders) > 1 and len(seen) == 1 else None)
+    return CaseResult(case, "; ".join(errors) or None, ran, grid.count, instructions, time.perf_counter() - start,
+                      seen[0] if subset and len(orders) > 1 and len(seen) == 1 else None, tuple(notes))

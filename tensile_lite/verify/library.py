@@ -17,6 +17,7 @@ import attrs
 from tensile_lite.errors import Where
 from tensile_lite.library.formats import FORMATS, DatError, file_name, read_dat
 from tensile_lite.verify.errors import VerifyError
+from tensile_lite.verify.runtime_view import MULTIPLE_BUFFER_SINGLE_KERNEL
 
 _MASTER = re.compile(r"^TensileLibrary_lazy_(gfx[0-9a-z]+)\.(dat|dat\.zlib|yaml)$")
 
@@ -81,14 +82,19 @@ def _read(path: Path) -> Any:
         raise VerifyError(exc.message, exc.where) from None
 
 
-def _gsu(entry: Mapping[str, Any]) -> int:
+def _preferred(entry: Mapping[str, Any]) -> bool:
+    """Whether a solution shows its kernel at its most demanding launch the verifier drives: split-K
+    (globalAccumulation 3) kernels with GlobalSplitU > 1, the others with GlobalSplitU 1."""
     sm = entry.get("sizeMapping")
-    return int(sm.get("globalSplitU", 1)) if isinstance(sm, Mapping) else 1
+    if not isinstance(sm, Mapping):
+        return False
+    gsu = int(sm.get("globalSplitU", 1))
+    return gsu > 1 if int(sm.get("globalAccumulation", 0)) == MULTIPLE_BUFFER_SINGLE_KERNEL else gsu == 1
 
 
 def kernels(lib: Path, arch: str) -> list[LibraryKernel]:
-    """The kernels of one architecture, sorted by name; each represented by its lowest-index solution
-    (one with GlobalSplitU 1 if there is one)."""
+    """The kernels of one architecture, sorted by name; each represented by its lowest-index solution,
+    preferring one with GlobalSplitU > 1 for an in-kernel split-K kernel and 1 for the others."""
     master = masters(lib).get(arch)
     if master is None:
         raise VerifyError(f"no library for {arch} in {lib} (found: {', '.join(sorted(masters(lib))) or 'none'})")
@@ -107,7 +113,7 @@ def kernels(lib: Path, arch: str) -> list[LibraryKernel]:
     out = []
     for name in sorted(by_name):
         entries = by_name[name]
-        # solutions of one kernel differ only in runtime arguments; prefer one without split-K
-        entry, placeholder = min(entries, key=lambda e: (_gsu(e[0]) != 1, int(e[0].get("index", 0)), e[1]))
+        # solutions of one kernel differ only in runtime arguments (GSU among them)
+        entry, placeholder = min(entries, key=lambda e: (not _preferred(e[0]), int(e[0].get("index", 0)), e[1]))
         out.append(LibraryKernel(arch, name, entry, len(entries), placeholder, lib / f"{placeholder}.co"))
     return out

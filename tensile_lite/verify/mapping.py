@@ -5,6 +5,11 @@ The runtime launches a 1-D grid on gfx9/gfx11 (a 3-D one on gfx12) and the kerne
 WorkGroupMappingXCC (spec/epilogue_semantics.md §6.1). A kernel that ignores them and walks the tiles
 in row-major order is just as correct for GSU 1, so the verifier knows both orders and finds out
 which one a kernel uses from the tiles its workgroups write.
+
+A split-K launch (GSU > 1) has GSU workgroups per tile, each summing one slice of K: the per-batch id
+range is nwg0 x nwg1 x GSU and the second tile index carries the slice (§5.5: `wg1 % GSU` is the slice,
+or `wg1 / nwg1` with GSUWGMRR). Every slice of a tile must run for the tile to be complete, so
+`workgroups_of` gives all of them.
 """
 
 from __future__ import annotations
@@ -22,20 +27,38 @@ class Grid:
     tiles0: int
     tiles1: int
     batch: int
-    three_d: bool = False  # gfx12: (tiles0, tiles1, batch) grid instead of a flattened one
+    three_d: bool = False  # gfx12: (tiles0, tiles1 x gsu, batch) grid instead of a flattened one
+    gsu: int = 1  # workgroups per tile (split-K slices)
+    gsu_round_robin: bool = False  # GSUWGMRR: the slice is wg1 / nwg1 instead of wg1 % GSU
 
     @property
-    def count(self) -> int:
+    def tiles(self) -> int:
         return self.tiles0 * self.tiles1 * self.batch
 
     @property
+    def count(self) -> int:
+        """Workgroups of the launch."""
+        return self.tiles * self.gsu
+
+    @property
     def launch_grid(self) -> tuple[int, int, int]:
-        return (self.tiles0, self.tiles1, self.batch) if self.three_d else (self.count, 1, 1)
+        return (self.tiles0, self.tiles1 * self.gsu, self.batch) if self.three_d else (self.count, 1, 1)
 
     def ids(self) -> list[LaunchId]:
         if self.three_d:
-            return [(x, y, z) for z in range(self.batch) for y in range(self.tiles1) for x in range(self.tiles0)]
+            return [(x, y, z) for z in range(self.batch) for y in range(self.tiles1 * self.gsu)
+                    for x in range(self.tiles0)]
         return [(w, 0, 0) for w in range(self.count)]
+
+    def split(self, wg1: int) -> tuple[int, int]:
+        """(tile index wg1, slice) from a second index in [0, tiles1 x gsu)."""
+        if self.gsu <= 1:
+            return wg1, 0
+        if self.gsu_round_robin:
+            slice_, wg1 = divmod(wg1, self.tiles1)
+            return wg1, slice_
+        wg1, slice_ = divmod(wg1, self.gsu)
+        return wg1, slice_
 
 
 @attrs.frozen(slots=True)
@@ -58,15 +81,20 @@ class TileOrder:
         return self.wgm in (0, 1) and self.xcc <= 1
 
     def tile(self, grid: Grid, wg: LaunchId) -> Tile:
+        return self.tile_and_slice(grid, wg)[0]
+
+    def tile_and_slice(self, grid: Grid, wg: LaunchId) -> tuple[Tile, int]:
+        """The tile workgroup `wg` computes and the split-K slice it sums (0 when GSU is 1)."""
         if grid.three_d:
             wg0, wg1, wg2 = wg
         else:
             flat = self._xcc(wg[0], grid.count)
-            per_batch = grid.tiles0 * grid.tiles1
+            per_batch = grid.tiles0 * grid.tiles1 * grid.gsu
             wg2, rest = divmod(flat, per_batch)
             wg1, wg0 = divmod(rest, grid.tiles0)
+        wg1, slice_ = grid.split(wg1)
         wg0, wg1 = self._swizzle(wg0, wg1, grid.tiles0, grid.tiles1)
-        return (wg0, wg1, wg2)
+        return (wg0, wg1, wg2), slice_
 
     def _xcc(self, wg: int, total: int) -> int:
         if self.xcc <= 1:
@@ -105,6 +133,14 @@ def launch_table(mapping: TileOrder, grid: Grid) -> dict[Tile, LaunchId]:
     table: dict[Tile, LaunchId] = {}
     for wg in grid.ids():
         table.setdefault(mapping.tile(grid, wg), wg)
+    return table
+
+
+def workgroups_of(mapping: TileOrder, grid: Grid) -> dict[Tile, list[LaunchId]]:
+    """Tile -> every workgroup that works on it under `mapping` (GSU of them in a split-K launch)."""
+    table: dict[Tile, list[LaunchId]] = {}
+    for wg in grid.ids():
+        table.setdefault(mapping.tile(grid, wg), []).append(wg)
     return table
 
 

@@ -8,6 +8,13 @@ Cases (each only when the solution's predicates allow it; otherwise it is droppe
 - `small`: less than one tile in M, just over one in N, K below DepthU (tail loop only);
 - `alpha0`: alpha 0 with beta != 0 (A and B are never to be read);
 - `k0`: K == 0 (D = beta C).
+
+Split-K kernels (splitk.py) run each case with the solution's GSU, K long enough for every slice to
+sum at least one DepthU block (and for GlobalSplitUCheckMinK), `edges` with one block more so the
+slices are uneven and one also takes the K tail; `edges` keeps C and D packed so that edge tiles,
+the tail and the batch go through the split-K reduction, while `small` pads them and so runs with
+GSU 1 (upstream addresses padded C/D wrong with GSU > 1), as does `k0` (K 0 is below the minimum K);
+both only when the library lets the runtime override GSU.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import attrs
 
 from tensile_lite.asm.gemm import GemmProblem
 from tensile_lite.model import DataType, ProblemType
+from tensile_lite.verify import splitk
 from tensile_lite.verify.predicates import Call, failing, present, value_of
 from tensile_lite.verify.runtime_view import RuntimeSolution
 
@@ -33,12 +41,19 @@ class Case:
     problem: GemmProblem
     alpha: float
     beta: float
+    gsu: int | None = None  # the GSU a split-K kernel is launched with (None: not a split-K kernel)
+
+    @property
+    def launch_gsu(self) -> int:
+        return self.gsu or 1
 
     def describe(self) -> str:
         p = self.problem
         text = f"{self.name}: M={p.m} N={p.n} K={p.k} batch={p.batch} alpha={self.alpha:g} beta={self.beta:g}"
+        if self.gsu is not None:
+            text += f" GSU={self.gsu}"
         if p.strides_a is not None:
-            text += " (padded strides)"
+            text += " (padded strides)" if p.strides_d is not None else " (padded A/B strides)"
         return text
 
 
@@ -58,8 +73,9 @@ def _remainder(tile: int, multiple: int, want: int) -> int | None:
     return r if r > 0 else None
 
 
-def padded(pt: ProblemType, problem: GemmProblem, *, same_cd: bool) -> GemmProblem:
-    """`problem` with every tensor's leading dimension padded and gaps between batches."""
+def padded(pt: ProblemType, problem: GemmProblem, *, same_cd: bool, pad_cd: bool = True) -> GemmProblem:
+    """`problem` with every tensor's leading dimension padded and gaps between batches (A and B only,
+    when not `pad_cd`)."""
 
     def strides(tensor: str) -> tuple[int, ...]:
         assign = {"A": pt.index_assignments_a, "B": pt.index_assignments_b}.get(
@@ -71,6 +87,8 @@ def padded(pt: ProblemType, problem: GemmProblem, *, same_cd: bool) -> GemmProbl
             out.append(running)
         return tuple(out)
 
+    if not pad_cd:
+        return attrs.evolve(problem, strides_a=strides("A"), strides_b=strides("B"))
     return attrs.evolve(problem, strides_a=strides("A"), strides_b=strides("B"), strides_c=strides("C"),
                         strides_d=strides("D"))
 
@@ -117,31 +135,65 @@ def cases(rs: RuntimeSolution, predicate: Mapping[str, Any] | None) -> tuple[lis
         notes.append(f"no K tail: K must be a multiple of {k_mult} with DepthU {du}")
     zero_beta = not pt.use_beta or present(predicate, "BetaZero")
     scalars = _scalars(pt)
+    gsu = sol.runtime.global_split_u
+    split = rs.split_k and gsu > 1
+    override = splitk.overridable(rs)
+    # split-K: enough DepthU blocks for every slice, and K at least GlobalSplitUCheckMinK's GSU x min K
+    min_k = value_of(predicate, "GlobalSplitUCheckMinK")
+    min_k = int(min_k[0]) if isinstance(min_k, (list, tuple)) and min_k else 0
+    blocks = max(2, gsu, -(-min_k * gsu // du)) if split else 2
+    at_gsu1: dict[str, str] = {}
 
-    def case(name: str, problem: GemmProblem, pad: bool = False) -> Case:
+    def gsu_for(name: str, problem: GemmProblem, beta: float) -> int | None:
+        if not rs.split_k:
+            return None
+        if not split or not override:
+            return gsu
+        if not splitk.packed_cd(pt, problem):
+            at_gsu1[name] = "padded C/D"
+            return 1
+        if "GlobalSplitUCheckMinK" in failing(predicate, Call(pt, problem, beta, gsu)):
+            at_gsu1[name] = "K below GlobalSplitUCheckMinK"
+            return 1
+        return gsu
+
+    def case(name: str, problem: GemmProblem, pad: bool = False, pad_cd: bool = True) -> Case:
         alpha, beta = scalars[name]
         if zero_beta:
             beta = 0.0
         if pad:
-            problem = padded(pt, problem, same_cd=present(predicate, "CDStridesEqual"))
-        return Case(name, problem, alpha, beta)
+            problem = padded(pt, problem, same_cd=present(predicate, "CDStridesEqual"), pad_cd=pad_cd)
+        return Case(name, problem, alpha, beta, gsu_for(name, problem, beta))
 
     out = [
-        case("full", GemmProblem(m(2 * mt0), n(2 * mt1), k(2 * du), 1)),
-        case("edges", GemmProblem(m(2 * mt0 + (r0 or 0)), n(2 * mt1 + (r1 or 0)), k(2 * du + (tail or 0)),
-                                  batch), pad=True),
+        case("full", GemmProblem(m(2 * mt0), n(2 * mt1), k(blocks * du), 1)),
+        # split-K: one block more than the slices share evenly, C and D packed so GSU > 1 runs
+        case("edges", GemmProblem(m(2 * mt0 + (r0 or 0)), n(2 * mt1 + (r1 or 0)),
+                                  k((blocks + int(split)) * du + (tail or 0)), batch), pad=True, pad_cd=not split),
+        # a split-K kernel runs this one with GSU 1 when the runtime can override GSU (padded C/D)
         case("small", GemmProblem(m(mt0 - (r0 or 0)), n(mt1 + (r1 or 0)), k(max(du // 2 + (tail or 0), 1)), 1),
-             pad=True),
-        case("alpha0", GemmProblem(m(mt0 + (r0 or 0)), n(mt1), k(du + (tail or 0)), 1)),
+             pad=True, pad_cd=not split or override),
+        case("alpha0", GemmProblem(m(mt0 + (r0 or 0)), n(mt1), k((blocks if split else 1) * du + (tail or 0)), 1)),
         case("k0", GemmProblem(m(mt0), n(mt1 + (r1 or 0)), 0, batch)),
     ]
     if zero_beta:
         notes.append("the solution takes only beta == 0: every case has beta 0")
+    if split and not override:
+        notes.append(f"the library does not let the runtime override GSU: every case runs with GSU {gsu} and C/D "
+                     "packed")
     kept = []
     for c in out:
-        bad = failing(predicate, Call(pt, c.problem, c.beta, sol.runtime.global_split_u)) if predicate else []
+        bad = failing(predicate, Call(pt, c.problem, c.beta, c.launch_gsu)) if predicate else []
         if bad:
             notes.append(f"case {c.name} dropped: the problem fails {', '.join(bad)}")
         else:
             kept.append(c)
+    ran = {c.name for c in kept}
+    for reason in dict.fromkeys(at_gsu1.values()):
+        names = [name for name, why in at_gsu1.items() if why == reason and name in ran]
+        if not names:
+            continue
+        notes.append(f"case{'s' if len(names) > 1 else ''} {', '.join(names)} ran with GSU 1 ({reason}"
+                     + (": with GSU > 1 upstream addresses C and D packed, spec/epilogue_semantics.md §5.4, §7 #8)"
+                        if reason == "padded C/D" else ")"))
     return kept, notes

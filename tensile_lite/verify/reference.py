@@ -20,6 +20,9 @@ final round-to-nearest-even conversion to D's type (half an ulp: 2^-24 relative 
 2^-8 bf16, with the subnormal spacing as the floor). f32 kernels with F32XdlMathOp X (xf32 MFMAs, inputs
 rounded to 11 significant bits) add (2e + e^2) * |alpha| * sum_k |A[i,k] B[k,j]|, e = 2^-11, to acc_err. Integer compute (i8 inputs, i32 compute) is
 exact with 32-bit wrap-around and saturation to i8 outputs: tolerance 0.
+
+The values before scaleD and their bound acc_err (before scaleD, without D's conversion) are kept as
+well: OutputAmaxD's reference is max |value| over them, within max acc_err (`Expected.amax`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,17 @@ class Expected:
     exact: np.ndarray = attrs.field(eq=False)  # float64, D's index order
     tolerance: np.ndarray = attrs.field(eq=False)
     rounded: np.ndarray = attrs.field(eq=False)  # `exact` converted to D's type (what messages show)
+    # the values before scaleD (what OutputAmaxD takes the max of) and their error bound in the
+    # compute type (no conversion to D's type)
+    unscaled: np.ndarray = attrs.field(eq=False)
+    unscaled_error: np.ndarray = attrs.field(eq=False)
+
+    def amax(self) -> tuple[float, float]:
+        """(max |value before scaleD| over every element, its tolerance): each computed value is within
+        its bound of the exact one, so their max is within the largest bound of the exact max."""
+        if not self.unscaled.size:
+            return 0.0, 0.0
+        return float(np.abs(self.unscaled).max()), float(self.unscaled_error.max())
 
 
 def check_types(pt: ProblemType) -> None:
@@ -83,7 +97,7 @@ def expected(pt: ProblemType, a: Tensor, b: Tensor, c: Tensor | None, d_letters:
         if c is not None:
             t = _wrap32(t + _wrap32(c.values.astype(np.int64) * int(beta)))
         exact = out.round(t.astype(np.float64))
-        return Expected(exact, np.zeros(d_shape), exact)
+        return Expected(exact, np.zeros(d_shape), exact, exact, np.zeros(d_shape))
     u = _COMPUTE_ROUNDOFF[pt.compute_type]
     ab_err = _INPUT_ROUNDOFF.get(pt.f32_xdl_math_op, 0.0) if pt.data_type is DataType.S else 0.0
     shape3 = d_shape if len(d_shape) == 3 else (*d_shape, 1)
@@ -108,11 +122,12 @@ def expected(pt: ProblemType, a: Tensor, b: Tensor, c: Tensor | None, d_letters:
         # each product of two rounded inputs is within (1 + e)^2 - 1 of the exact one; it enters
         # every term alpha * A * B bounds, so it scales the A @ B part of the bound only
         err = err + (2 * ab_err + ab_err ** 2) * np.abs(alpha * scale) * magnitude * (1 + 1e-6)
+    unscaled, unscaled_err = exact.reshape(d_shape), err.reshape(d_shape)
     if ep is not None:
         exact, err = exact * ep.scale_d, err * abs(ep.scale_d)
     exact, err = exact.reshape(d_shape), err.reshape(d_shape)
     tol = err + out.half_ulp(np.abs(exact) + err)
-    return Expected(exact, tol, out.round(exact))
+    return Expected(exact, tol, out.round(exact), unscaled, unscaled_err)
 
 
 def _wrap32(x: np.ndarray) -> np.ndarray:

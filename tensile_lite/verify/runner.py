@@ -90,7 +90,7 @@ def verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int = 0
     todo, notes = cases(rs, predicate)
     unknown: set[str] = set()
     for c in todo:
-        evaluate(predicate, Call(rs.problem_type, c.problem, c.beta), unknown)
+        evaluate(predicate, Call(rs.problem_type, c.problem, c.beta, c.launch_gsu), unknown)
     if unknown:
         notes.append("predicates not evaluated (assumed true): " + ", ".join(sorted(unknown)))
     if not todo:
@@ -120,6 +120,7 @@ def verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int = 0
         progress(f"  {c.describe()}: {'ok' if result.error is None else 'FAILED'} ({ran}, {result.seconds:.1f} s)")
         if result.error is not None:
             failures.append(Failure(c.describe(), result.error))
+        notes += result.notes
     return outcome(FAILED if failures else PASSED, failures=tuple(failures), notes=tuple(notes), problems=problems,
                    workgroups=workgroups, instructions=instructions)
 
@@ -154,6 +155,7 @@ def _verify_grouped(k: library.LibraryKernel, emu: Emulator, rs: RuntimeSolution
         progress(f"  {result.describe()}: {'ok' if not result.errors else 'FAILED'} ({ran}, "
                  f"{result.seconds:.1f} s)")
         failures += [Failure(_failure_name(arg_type, e), e.error) for e in result.errors]
+        notes += result.notes
     notes += grouped.notes(rs)
     return outcome(FAILED if failures else PASSED, failures=tuple(failures), notes=tuple(notes), problems=problems,
                    workgroups=workgroups, instructions=instructions)

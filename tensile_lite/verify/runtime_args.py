@@ -7,7 +7,9 @@ The body (sizes, pointers, strides, alpha, beta) comes from the writer's packer
   version 0: gemm_count and internalArgs only (8 bytes);
 - internalArgs1 carries WorkGroupMapping alone in version 1, WGM | WGMXCC << 16 | WGMXCCG << 22 in
   version 2, and 0 when the library does not declare WGM support;
-- GSUC / GSUWGMRR bits only from version 2; StaggerU bits only with StaggerU support.
+- GSUC / GSUWGMRR bits only from version 2; StaggerU bits only with StaggerU support;
+- GSU (bits 0-13) is the solution's, or the user's override when the library declares `gsu` support
+  (a call's `gsu` argument stands for that override).
 So a library that declares something its kernel does not implement is run the way the runtime would
 run it, and fails.
 """
@@ -36,11 +38,21 @@ def version(rs: RuntimeSolution) -> int:
     return int(_support(rs, "version", 2))  # type: ignore[call-overload]
 
 
-def header_words(rs: RuntimeSolution) -> tuple[int, int]:
-    """(internalArgs, internalArgs1) as the runtime computes them from the entry."""
+def launch_gsu(rs: RuntimeSolution, gsu: int | None = None) -> int:
+    """The GSU of a call asking for `gsu` (None: the solution's): the override only when the library
+    lets the runtime override GSU."""
+    own = int(rs.size_mapping.get("globalSplitU", 1))
+    if gsu is None or gsu <= 0 or not _support(rs, "gsu", True):
+        return own
+    return gsu
+
+
+def header_words(rs: RuntimeSolution, gsu: int | None = None) -> tuple[int, int]:
+    """(internalArgs, internalArgs1) as the runtime computes them from the entry, for a call asking
+    for GSU `gsu` (see launch_gsu)."""
     sm, v = rs.size_mapping, version(rs)
     wgm = int(sm.get("workGroupMapping", 1))
-    gsu = int(sm.get("globalSplitU", 1))
+    gsu = launch_gsu(rs, gsu)
     info0 = info1 = 0
     if _support(rs, "wgm", True):
         if v == 0:
@@ -83,15 +95,17 @@ def layout(rs: RuntimeSolution) -> list[tuple[str, int, int]]:
 
 
 def pack(rs: RuntimeSolution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
-         beta: float, epilogue: EpilogueArgs | None = None) -> bytes:
+         beta: float, epilogue: EpilogueArgs | None = None, gsu: int | None = None) -> bytes:
     """The kernarg bytes the runtime sends for this call (`buffers` also holds the epilogue's pointers,
-    by the writer's `POINTER_KEYS` names)."""
+    by the writer's `POINTER_KEYS` names, and a split-K call's 'workspace' and 'synchronizer'); `gsu`
+    is the user's GSU override (see launch_gsu)."""
+    gsu = launch_gsu(rs, gsu)
     try:
-        blob = pack_kernel_args(rs.solution, problem, buffers, alpha, beta, epilogue=epilogue)
+        blob = pack_kernel_args(rs.solution, problem, buffers, alpha, beta, epilogue=epilogue, gsu=gsu)
     except TensileLiteError as exc:
         raise NotVerifiable(f"kernel arguments cannot be packed: {exc.one_line()}") from None
     layout(rs)  # the legacy layout is not packed
-    info0, info1 = header_words(rs)
+    info0, info1 = header_words(rs, gsu)
     if version(rs) == 0:
         return blob[:4] + struct.pack("<I", info0) + blob[16:]
     return blob[:4] + struct.pack("<II", info0, info1) + blob[12:]

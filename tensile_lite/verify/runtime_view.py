@@ -24,6 +24,7 @@ from tensile_lite.verify.errors import NotVerifiable
 _OPERATION = re.compile(r"^Contraction_([a-z]+)_A([a-z]+)_B([a-z]+)_C([a-z]+)_D([a-z]+)$")
 _INDEX_BASE = ord("i")
 _BIAS_SOURCES = ("A", "B", "C", "D")  # biasSrcWhiteList numbers them in this order
+MULTIPLE_BUFFER_SINGLE_KERNEL = 3  # sizeMapping.globalAccumulation of in-kernel split-K
 
 
 @attrs.frozen(slots=True)
@@ -40,6 +41,12 @@ class RuntimeSolution:
     @property
     def stream_k(self) -> int:
         return int(self.size_mapping.get("streamK", 0))
+
+    @property
+    def split_k(self) -> bool:
+        """The kernel reduces its split-K slices itself (MultipleBufferSingleKernel): the runtime sends
+        it the split-K arguments (dstD, Synchronizer, GSUSync) whatever the GSU."""
+        return self.global_accumulation == MULTIPLE_BUFFER_SINGLE_KERNEL and not self.stream_k
 
 
 def _get(entry: Mapping[str, Any], key: str, field: str) -> Any:
@@ -150,6 +157,9 @@ def runtime_solution(entry: Mapping[str, Any], arch: str) -> RuntimeSolution:
         "DepthU": depth_u, "WavefrontSize": threads // waves,
         "SolutionIndex": int(entry.get("index", 0)), "SolutionNameMin": str(entry.get("name", "")),
         "GlobalSplitU": int(sm.get("globalSplitU", 1)),
+        # the runtime appends the split-K arguments by globalAccumulation alone
+        "GlobalSplitUAlgorithm": "MultipleBufferSingleKernel"
+        if int(sm.get("globalAccumulation", 0)) == MULTIPLE_BUFFER_SINGLE_KERNEL else "MultipleBuffer",
         "WorkGroupMapping": int(sm.get("workGroupMapping", 1)),
         "WorkGroupMappingXCC": int(sm.get("workGroupMappingXCC", 1)),
         "WorkGroupMappingXCCGroup": int(sm.get("workGroupMappingXCCGroup", -1)),

@@ -31,13 +31,17 @@ def edit_entries(dat: Path, change: Callable[[dict[str, Any]], None]) -> None:
     dat.write_bytes(encode(doc, detect_format(dat)))
 
 
-def _locate(toolchain: Toolchain, co: Path, kernel: str, pattern: str) -> tuple[Any, int]:
-    """The first instruction of `kernel` whose text matches `pattern`, and its offset in the file."""
+def _locate(toolchain: Toolchain, co: Path, kernel: str, pattern: str, after: str | None = None) -> tuple[Any, int]:
+    """The first instruction of `kernel` whose text matches `pattern` (after the first one matching
+    `after`, when given), and its offset in the file."""
     dis = disassemble(toolchain, co)
     start = dis.symbols[kernel]
     later = [a for name, a in dis.symbols.items() if a > start and not name.startswith("label_")]
     end = min(later) if later else 1 << 64
-    line = next(ln for ln in dis.lines_in(start, end) if re.fullmatch(pattern, ln.text))
+    lines = list(dis.lines_in(start, end))
+    if after is not None:
+        lines = lines[next(i for i, ln in enumerate(lines) if re.fullmatch(after, ln.text)) + 1:]
+    line = next(ln for ln in lines if re.fullmatch(pattern, ln.text))
     with co.open("rb") as f:
         text = ELFFile(f).get_section_by_name(".text").header
     return line, line.address - text.sh_addr + text.sh_offset
@@ -47,10 +51,12 @@ def _reread(toolchain: Toolchain, co: Path, address: int) -> str:
     return next(ln.text for ln in disassemble(toolchain, co).lines if ln.address == address)
 
 
-def patch_instruction(toolchain: Toolchain, co: Path, kernel: str, pattern: str, opcode: int) -> str:
-    """Give the first VOP2 instruction of `kernel` whose text matches `pattern` the opcode `opcode`;
-    returns the instruction's new text as llvm-objdump reads it back."""
-    line, offset = _locate(toolchain, co, kernel, pattern)
+def patch_instruction(toolchain: Toolchain, co: Path, kernel: str, pattern: str, opcode: int, *,
+                      after: str | None = None) -> str:
+    """Give the first VOP2 instruction of `kernel` whose text matches `pattern` (after the first one
+    matching `after`, when given) the opcode `opcode`; returns the instruction's new text as
+    llvm-objdump reads it back."""
+    line, offset = _locate(toolchain, co, kernel, pattern, after)
     data = bytearray(co.read_bytes())
     assert struct.unpack_from("<I", data, offset)[0] == line.words[0]
     struct.pack_into("<I", data, offset, (line.words[0] & ~(0x3F << 25)) | (opcode << 25))  # VOP2 opcode bits

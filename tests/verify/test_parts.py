@@ -3,6 +3,7 @@ tolerance, problem sizing under predicates, and the runtime's view of a `.dat` e
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import attrs
@@ -12,10 +13,17 @@ import pytest
 from tensile_lite.asm.gemm import GemmProblem, internal_args, pack_kernel_args
 from tensile_lite.library.solution_entry import solution_entry
 from tensile_lite.model import DataType, Params, ProblemType, Solution
-from tensile_lite.verify import epilogue, runtime_args
+from tensile_lite.verify import amax, epilogue, launch, runtime_args, splitk
 from tensile_lite.verify.elements import ELEMENTS
 from tensile_lite.verify.errors import NotVerifiable
-from tensile_lite.verify.mapping import ROW_MAJOR, Grid, TileOrder, launch_table, representative_tiles
+from tensile_lite.verify.mapping import (
+    ROW_MAJOR,
+    Grid,
+    TileOrder,
+    launch_table,
+    representative_tiles,
+    workgroups_of,
+)
 from tensile_lite.verify.predicates import Call, evaluate
 from tensile_lite.verify.problems import cases
 from tensile_lite.verify.reference import expected
@@ -324,3 +332,122 @@ def test_relu_cases_and_reference() -> None:
     kept = without.exact > 0
     assert np.array_equal(with_relu.tolerance[kept], without.tolerance[kept])
     assert np.all(with_relu.tolerance[~kept] > 0)
+
+
+# ---- split-K and OutputAmaxD ----------------------------------------------------------------------
+def _split_k_solution(gsu: int = 3, **tuning: Any) -> Solution:
+    pt = _problem_type("H", "H", UseScaleCD=True)
+    return _solution(pt, GlobalSplitU=gsu, GlobalSplitUAlgorithm="MultipleBufferSingleKernel",
+                     NumElementsPerThread=8, **tuning)
+
+
+@pytest.mark.parametrize("round_robin", [False, True])
+def test_split_k_grid_runs_every_slice_of_a_tile(round_robin: bool) -> None:
+    """GSU workgroups per tile, sliced as the kernel does (spec §5.5): per batch, wg0 = id % nwg0 and
+    wg1' = id / nwg0 in [0, nwg1 x GSU), split as (wg1' / GSU, wg1' % GSU), or (wg1' % nwg1, wg1' / nwg1)
+    round robin. Every (tile, slice) pair is one workgroup."""
+    grid = Grid(3, 2, 2, gsu=4, gsu_round_robin=round_robin)
+    assert (grid.tiles, grid.count, grid.launch_grid) == (12, 48, (48, 1, 1))
+    pairs = [ROW_MAJOR.tile_and_slice(grid, w) for w in grid.ids()]
+    assert sorted(pairs) == sorted(((i, j, b), g) for i in range(3) for j in range(2) for b in range(2)
+                                   for g in range(4))
+    for w in (0, 5, 7, 23, 30, 47):
+        batch, rest = divmod(w, 3 * 2 * 4)
+        wg1 = rest // 3
+        tile1, g = (wg1 % 2, wg1 // 2) if round_robin else divmod(wg1, 4)
+        assert ROW_MAJOR.tile_and_slice(grid, (w, 0, 0)) == ((rest % 3, tile1, batch), g)
+    table = workgroups_of(ROW_MAJOR, grid)
+    assert all(sorted(ROW_MAJOR.tile_and_slice(grid, w)[1] for w in ws) == [0, 1, 2, 3] for ws in table.values())
+    assert Grid(3, 2, 2, three_d=True, gsu=4).launch_grid == (3, 8, 2)
+
+
+def test_split_k_entry_packs_the_runtime_arguments() -> None:
+    """globalAccumulation 3 in the entry: the runtime appends dstD, Synchronizer and GSUSync; with GSU > 1
+    the workspace goes in D's place with packed D/C strides, and the header carries the call's GSU when the
+    library lets the runtime override it."""
+    sol = _split_k_solution()
+    entry = _entry(sol)
+    assert entry["sizeMapping"]["globalAccumulation"] == 3
+    rs = runtime_solution(entry, "gfx942")
+    assert rs.split_k and [n for n, _, _ in runtime_args.layout(rs)][-3:] == ["dstD", "Synchronizer", "GSUSync"]
+    problem = GemmProblem(30, 20, 64, 2, strides_c=(31, 700), strides_d=(32, 800))
+    buffers = {"A": 0x1000, "B": 0x2000, "C": 0x3000, "D": 0x4000, "workspace": 0x5000, "synchronizer": 0x6000}
+    at = {name: offset for name, offset, _ in runtime_args.layout(rs)}
+
+    def fields(blob: bytes) -> tuple[int, int, int, int, int]:
+        return (struct.unpack_from("<I", blob, at["kernel info0"])[0] & 0x3FFF,
+                struct.unpack_from("<Q", blob, at["D"])[0], struct.unpack_from("<I", blob, at["strideD0"])[0],
+                struct.unpack_from("<Q", blob, at["dstD"])[0], struct.unpack_from("<Q", blob, at["Synchronizer"])[0])
+
+    assert fields(runtime_args.pack(rs, problem, buffers, 1.0, 0.0)) == (3, 0x5000, 30, 0x4000, 0x6000)
+    assert fields(runtime_args.pack(rs, problem, buffers, 1.0, 0.0, gsu=1)) == (1, 0x4000, 32, 0x4000, 0x6000)
+    entry["internalArgsSupport"]["gsu"] = False
+    fixed = runtime_solution(entry, "gfx942")
+    assert runtime_args.launch_gsu(fixed, 1) == 3
+    assert fields(runtime_args.pack(fixed, problem, buffers, 1.0, 0.0, gsu=1))[:2] == (3, 0x5000)
+
+
+def test_split_k_cases() -> None:
+    """K gives every slice a block and passes GlobalSplitUCheckMinK; edges keeps C/D packed (it runs split);
+    small (padded C/D) and k0 (K 0) run with GSU 1, as the runtime's GSU override allows."""
+    sol = _split_k_solution(gsu=5)
+    entry = _entry(sol)
+    rs = runtime_solution(entry, "gfx942")
+    todo, notes = cases(rs, entry["problemPredicate"])
+    by = {c.name: c for c in todo}
+    assert list(by) == ["full", "edges", "small", "alpha0", "k0"]
+    assert {n: c.gsu for n, c in by.items()} == {"full": 5, "edges": 5, "small": 1, "alpha0": 5, "k0": 1}
+    du = sol.depth_u
+    assert by["full"].problem.k == 5 * du and by["edges"].problem.k > 6 * du
+    edges = by["edges"].problem
+    assert edges.strides_a is not None and edges.strides_c is None and edges.strides_d is None
+    assert by["small"].problem.strides_d is not None
+    assert any("small ran with GSU 1 (padded C/D" in n for n in notes)
+    assert any("k0 ran with GSU 1 (K below GlobalSplitUCheckMinK" in n for n in notes)
+    assert launch.grid_of(rs, by["edges"]).count == 5 * launch.grid_of(rs, by["edges"]).tiles
+    assert launch.grid_of(rs, by["small"]).gsu == 1
+    # the inputs: a poisoned workspace only for GSU > 1, always a zeroed Synchronizer
+    full = launch.make_inputs(rs, by["full"], np.random.default_rng(0)).extras
+    small = launch.make_inputs(rs, by["small"], np.random.default_rng(0)).extras
+    assert set(full) == {"workspace", "synchronizer"} and set(small) == {"synchronizer"}
+    assert (full["workspace"] == splitk.POISON).all() and not full["synchronizer"].any()
+    assert full["workspace"].size * 4 >= 5 * 128 * 64 * 4
+
+
+def test_counters_left_and_amax_checks() -> None:
+    assert splitk.check({"synchronizer": np.zeros(8, np.uint32)}) is None
+    left = splitk.check({"synchronizer": np.array([0, 2, 0, 1], np.uint32)})
+    assert left is not None and left.startswith("2 Synchronizer counters are not back to 0") and "[1] = 2" in left
+    assert amax.sync_left(np.array([3, 0, 1], np.uint32), np.array([False, True, True])) is not None
+    assert amax.sync_left(np.array([3, 0, 0], np.uint32), np.array([False, True, True])) is None
+    pt = _problem_type("S", "S", UseScaleCD=True, OutputAmaxD=True)
+    p = GemmProblem(5, 3, 4, 2)
+    s = ELEMENTS[DataType.S]
+    a = make_tensor(pt, p, "A", s, np.random.default_rng(1))
+    b = make_tensor(pt, p, "B", s, np.random.default_rng(2))
+    d = make_tensor(pt, p, "D", s, None)
+    ep = epilogue.make(pt, p, "full", np.random.default_rng(0))
+    assert ep is not None and abs(ep.scale_d) != 1
+    want = expected(pt, a, b, None, d.letters, d.shape, p.k, 1.5, 0.0, ep)
+    value, tolerance = want.amax()
+    # the max of |D before scaleD|, within the largest error bound before scaleD
+    assert value == pytest.approx(np.abs(want.exact / ep.scale_d).max(), rel=1e-12)
+    assert 0 < tolerance < 1e-5 and tolerance == want.unscaled_error.max()
+    out = amax.output_buffers(4)
+    assert amax.mismatch(out[amax.OUT], want) == "AddrAmaxOut was never written"
+    assert amax.untouched(out[amax.OUT]) is None
+    assert (out[amax.WORKSPACE] == splitk.POISON).all() and out[amax.WORKSPACE].size == 4
+    good = s.to_bits(np.array([value]))
+    assert amax.mismatch(good, want) is None and amax.untouched(good) is not None
+    off = s.to_bits(s.round(np.array([value + 2 * tolerance])))
+    assert (amax.mismatch(off, want) or "").startswith("amax of D before scaleD = ")
+
+
+def test_negative_scale_c_with_beta_zero_reads_c() -> None:
+    """beta' = beta x scaleC is -0.0 for beta 0 and a negative scaleC: the kernel (like upstream's) reads C."""
+    pt = _problem_type("S", "S", UseScaleCD=True)
+    p = GemmProblem(5, 3, 4, 1)
+    ep = epilogue.make(pt, p, "full", np.random.default_rng(0))
+    assert ep is not None
+    assert not epilogue.reads_c(0.0, attrs.evolve(ep, scale_c=0.5)) and not epilogue.reads_c(0.0, None)
+    assert epilogue.reads_c(0.0, attrs.evolve(ep, scale_c=-0.5)) and epilogue.reads_c(0.5, None)
