@@ -66,3 +66,6 @@ def test_unreadable_file_is_reported(capsys: pytest.CaptureFixture[str], tmp_pat
     bad.write_text("- 1\n- 2\n")
     code, _, err = _run(capsys, str(tmp_path))
     assert code == 2 and "bad.yaml" in err
+
+
+

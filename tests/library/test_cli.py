@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tensile_lite.cli import build_parser, main
 from tensile_lite.library import FORMATS, read_dat
-from tests.shared import shared_dir
+from tests.shared import dev_logic_files, shared_dir
 
 GFX908 = [
     "TensileLibrary_lazy_gfx908",
@@ -91,3 +93,19 @@ def test_help_says_no_kernels_are_built():
     assert "metadata only: no kernels are built" in " ".join(parser.format_help().split())
     sub = next(a for a in parser._actions if a.dest == "command")
     assert "NO KERNELS are built" in " ".join(sub.choices["build-metadata"].format_help().split())
+
+
+def test_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """A reader that leaves early (`tensile-lite inspect-dat ... --json | head -1`) ends the command
+    with the pipe's exit code and no traceback (the output is far larger than a pipe's buffer)."""
+    logic = next(p for p in dev_logic_files() if p.name.startswith("navi31_Cijk_Alik_Bjlk_BBS"))
+    subprocess.run([sys.executable, "-m", "tensile_lite", "build-metadata", str(logic), str(tmp_path)], check=True,
+                   capture_output=True)
+    dat = next(p for p in (tmp_path / "library").glob("*.dat") if "lazy" not in p.name)
+    proc = subprocess.Popen([sys.executable, "-m", "tensile_lite", "inspect-dat", str(dat), "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert first.strip() and proc.wait(timeout=120) == 141 and "Traceback" not in err, err
