@@ -2,7 +2,8 @@
 
 Two solutions get the same key exactly when they need the same machine code: same architecture, same
 problem type (grouped or not is a launch detail), same code-shaping tuning values. Runtime arguments
-(GSU, WorkGroupMapping, StaggerU, WGMXCC, ...) are left out as upstream does. The key is a SHA-256 over a
+(GSU, WorkGroupMapping, StaggerU, WGMXCC, ...) are left out as upstream does, except whether a
+MultipleBuffer solution splits K at all (`splits_into_workspace`). The key is a SHA-256 over a
 canonical msgpack encoding, so it is stable across runs, processes and Python versions (unlike `hash()`).
 """
 
@@ -55,5 +56,15 @@ def kernel_key(sol: Solution) -> str:
     mi = sol.matrix_instruction
     shape = [sol.macro_tile[0], sol.macro_tile[1], sol.depth_u,
              [mi.m, mi.n, mi.k, mi.b, mi.bm, mi.bn] if mi else [], list(sol.mi_wave_tile), list(sol.mi_wave_group)]
-    blob = msgpack.packb([1, sol.arch, problem_signature(sol.problem_type), shape, tuning], use_bin_type=True)
+    content: list[Any] = [1, sol.arch, problem_signature(sol.problem_type), shape, tuning]
+    if splits_into_workspace(sol):
+        content.append("split-K into the workspace")
+    blob = msgpack.packb(content, use_bin_type=True)
     return hashlib.sha256(blob).hexdigest()[:32]
+
+
+def splits_into_workspace(sol: Solution) -> bool:
+    """MultipleBuffer with GSU > 1: the kernel stores GSU slices for the runtime's conversion kernel, so it
+    is not the kernel of the same solution with GSU 1 (upstream's kernels take any GSU at run time; ours
+    split only where the logic file does, and the library lets the runtime change the GSU only there)."""
+    return sol.global_split_u_algorithm == "MultipleBuffer" and sol.runtime.global_split_u > 1

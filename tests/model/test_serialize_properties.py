@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tensile_lite.model import DataType, kernel_key
+from tensile_lite.model.kernel_key import splits_into_workspace
 from tensile_lite.model.serialize import (
     decode_solution,
     encode_solution,
@@ -109,7 +110,10 @@ def test_kernel_key_ignores_order_and_bool_spelling(raw, seed):
 def test_kernel_key_ignores_runtime_arguments_only(raw, gsu, wgm):
     base = solution_from_dict(raw, "gfx942", 0)
     runtime = dict(raw, GlobalSplitU=gsu, WorkGroupMapping=wgm, StaggerU=0, SolutionIndex=1)
-    assert kernel_key(solution_from_dict(runtime, "gfx942", 0)) == kernel_key(base)
+    changed = solution_from_dict(runtime, "gfx942", 0)
+    # whether a MultipleBuffer solution splits K at all shapes its kernel; any other GSU change does not
+    same_split = splits_into_workspace(changed) == splits_into_workspace(base)
+    assert (kernel_key(changed) == kernel_key(base)) == same_split
     grouped = dict(raw, ProblemType=dict(raw["ProblemType"], GroupedGemm=not raw["ProblemType"]["GroupedGemm"]))
     assert kernel_key(solution_from_dict(grouped, "gfx942", 0)) == kernel_key(base)
     # ... but code-shaping values and the architecture do change it.

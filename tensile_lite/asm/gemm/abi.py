@@ -18,6 +18,7 @@ from tensile_lite.asm.gemm.features import activation_argument_count, epilogue_f
 from tensile_lite.asm.kernel import ArgumentLayout, KernelArgument, pack_arguments
 from tensile_lite.errors import BuildError
 from tensile_lite.model import DataType, ProblemType, Solution
+from tensile_lite.model.kernel_key import splits_into_workspace
 
 # Metadata value types of the element types a v1 kernel touches.
 VALUE_TYPES: Mapping[DataType, str] = {
@@ -150,8 +151,7 @@ def is_multiple_buffer(sol: Solution) -> bool:
     """The solution splits K over GSU workgroups whose partial sums the runtime's conversion kernel
     (postgsu.py) reduces (MultipleBuffer, GSU > 1 in the logic file). Solutions of GSU 1 keep the plain
     kernel: the library does not let the runtime change their GSU."""
-    return (sol.global_split_u_algorithm == "MultipleBuffer" and sol.runtime.global_split_u > 1
-            and not sol.tuning("StreamK"))
+    return splits_into_workspace(sol) and not sol.tuning("StreamK")
 
 
 def splits_k(sol: Solution) -> bool:
