@@ -8,38 +8,20 @@ The workspace is poisoned (a partial nobody wrote would win the max) and the out
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, unsupported_reasons
+from tensile_lite.asm.gemm import GemmProblem
 from tensile_lite.asm.gemm.grouped import ARG_TYPE_TABLE, ARG_TYPE_USER
-from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels
 from tests.gemm.epilogue_ref import Epilogue
 from tests.gemm.solutions import problem_type, solution
-from tests.gemm.test_fp8 import arch_toolchain
 from tests.gemm.test_fp8 import problem_type as f8_problem_type
 
 AMAX = {"OutputAmaxD": True, "UseScaleCD": True, "UseBias": 1, "BiasDataTypeList": [0], "Activation": True,
         "ActivationType": "hipblaslt_all"}
 
-
-@pytest.fixture(scope="module")
-def build(toolchain: Toolchain, kernel_dir: Path):
-    made: dict[str, tuple[harness.Built, object]] = {}
-
-    def get(sol: Solution) -> tuple[harness.Built, object]:
-        assert unsupported_reasons(sol) == (), unsupported_reasons(sol)
-        key = harness.kernel_name(sol)
-        if key not in made:
-            built = harness.build(arch_toolchain(toolchain, sol.arch), sol, kernel_dir)
-            made[key] = (built, harness.emulator_for(built))
-        return made[key]
-
-    return get
 
 
 def _hhs() -> Solution:

@@ -10,14 +10,12 @@ dev-set sweeps.
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, unsupported_reasons
+from tensile_lite.asm.gemm import GemmProblem
 from tensile_lite.asm.gemm.activation import KINDS
-from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels
@@ -27,23 +25,6 @@ from tests.gemm.solutions import problem_type, solution
 EPILOGUE = {"UseBias": 1, "BiasDataTypeList": [0, 4, 7], "Activation": True, "ActivationType": "hipblaslt_all",
             "UseScaleAlphaVec": 1}
 
-
-@pytest.fixture(scope="module")
-def build(toolchain: Toolchain, kernel_dir: Path):
-    """Build (once per solution) and return an emulator-ready kernel."""
-    made: dict[str, tuple[harness.Built, object]] = {}
-
-    def get(sol: Solution) -> tuple[harness.Built, object]:
-        if not toolchain.check_target_ok(sol.arch):
-            pytest.skip(f"{toolchain.describe()} cannot assemble {sol.arch}")
-        assert unsupported_reasons(sol) == (), unsupported_reasons(sol)
-        key = harness.kernel_name(sol)
-        if key not in made:
-            built = harness.build(toolchain, sol, kernel_dir)
-            made[key] = (built, harness.emulator_for(built))
-        return made[key]
-
-    return get
 
 
 def _run(build, sol: Solution, cases: list[tuple[GemmProblem, float, float, Epilogue]]) -> None:

@@ -23,14 +23,14 @@ from tensile_lite.asm.gemm import GemmProblem, generate, unsupported_reasons
 from tensile_lite.asm.gemm.convert import CLASS_NAN_INF, pack_f8, saturate_f8
 from tensile_lite.asm.isa import isa_for
 from tensile_lite.asm.operands import sgpr, vgpr
-from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
+from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.emu import Emulator
-from tensile_lite.errors import ToolchainError
 from tensile_lite.model import DataType, Params, ProblemType, Solution
 from tests.emu.conftest import require_arch
 from tests.emu.kernels import build
 from tests.emu.lanes import Case, lane_kernel, run_lanes
 from tests.gemm import fp8_model, harness
+from tests.gemm.conftest import arch_toolchain
 from tests.gemm.devset import supported_kernels
 from tests.gemm.epilogue_ref import Epilogue
 from tests.gemm.solutions import solution
@@ -62,16 +62,6 @@ def make(types: str, dest: str, trans: str, arch: str = "gfx942", *, big: bool =
     tuning = {"GlobalReadVectorWidthA": 16, "GlobalReadVectorWidthB": 16, **tuning}
     return solution(problem_type(types, dest, trans), arch=arch, mi=mi, wave_tile=(1, 2) if big else (2, 1),
                     depth_u=64, **tuning)
-
-
-def arch_toolchain(toolchain: Toolchain, arch: str) -> Toolchain:
-    """The default toolchain, or the older LLVM that still knows gfx940/gfx941."""
-    if toolchain.check_target_ok(arch):
-        return toolchain
-    try:
-        return find_toolchain_for(arch)
-    except ToolchainError as exc:
-        pytest.skip(str(exc))
 
 
 def _cases(sol: Solution) -> list[tuple[GemmProblem, float, float, Epilogue | None]]:

@@ -6,14 +6,11 @@ struct against hipBLASLt's layout.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, unsupported_reasons
+from tensile_lite.asm.gemm import GemmProblem
 from tensile_lite.asm.gemm.grouped import ARG_TYPE_TABLE, ARG_TYPE_USER, user_argument_offsets
-from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels
@@ -43,22 +40,6 @@ def test_user_arguments_struct_is_hipblaslts() -> None:
     factor, factor_size = user_argument_offsets(solution(problem_type("HHS", UseScaleAlphaVec=3)))
     assert (factor["factorDim"], factor["E"], factor_size) == (168, 172, 200)
 
-
-@pytest.fixture(scope="module")
-def build(toolchain: Toolchain, kernel_dir: Path):
-    made: dict[str, tuple[harness.Built, object]] = {}
-
-    def get(sol: Solution) -> tuple[harness.Built, object]:
-        if not toolchain.check_target_ok(sol.arch):
-            pytest.skip(f"{toolchain.describe()} cannot assemble {sol.arch}")
-        assert unsupported_reasons(sol) == (), unsupported_reasons(sol)
-        key = harness.kernel_name(sol)
-        if key not in made:
-            built = harness.build(toolchain, sol, kernel_dir)
-            made[key] = (built, harness.emulator_for(built))
-        return made[key]
-
-    return get
 
 
 def _problems(pt, sol: Solution) -> list[GemmProblem]:

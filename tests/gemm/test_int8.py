@@ -17,10 +17,11 @@ from tensile_lite.asm.gemm import GemmProblem, generate, unsupported_reasons
 from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.model import DataType, Params, ProblemType, Solution
 from tests.gemm import harness
+from tests.gemm.conftest import arch_toolchain
 from tests.gemm.devset import supported_kernels
 from tests.gemm.epilogue_ref import Epilogue
 from tests.gemm.solutions import solution
-from tests.gemm.test_fp8 import TRANSPOSES, arch_toolchain
+from tests.gemm.test_fp8 import TRANSPOSES
 
 
 def problem_type(dest: str, trans: str, **extra: object) -> ProblemType:
@@ -84,9 +85,12 @@ def test_integer_epilogue_text() -> None:
 
 
 def test_unsupported() -> None:
-    """Integer compute has no scales, bias or activation; int8 with f32 compute is not built."""
-    sol = solution(problem_type("I", "NN", UseScaleAlphaVec=1), mi=(16, 16, 32), depth_u=64)
-    assert "epilogue compute type I" in unsupported_reasons(sol)
+    """Integer compute has no ScaleAB, ScaleCD or bias (ScaleAlphaVec and activations it has: see
+    test_integer_epilogue); int8 with f32 compute is not built."""
+    for extra in ({"UseScaleAB": "Scalar"}, {"UseScaleCD": True}, {"UseBias": 1, "BiasDataTypeList": [6]}):
+        sol = solution(problem_type("I", "NN", **extra), mi=(16, 16, 32), depth_u=64)
+        assert "epilogue compute type I" in unsupported_reasons(sol), extra
+    assert unsupported_reasons(solution(problem_type("I", "NN", UseScaleAlphaVec=1), mi=(16, 16, 32), depth_u=64)) == ()
     pt = ProblemType.from_params(Params.from_mapping({
         "OperationType": "GEMM", "DataType": "I8", "DestDataType": "S", "ComputeDataType": "S",
         "HighPrecisionAccumulate": True, "Batched": True, "UseBeta": True}))

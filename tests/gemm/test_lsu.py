@@ -7,12 +7,9 @@ accumulators; and the dev set's LSU solutions.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tensile_lite.asm.gemm import GemmProblem, unsupported_reasons
-from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels
@@ -30,20 +27,6 @@ def lsu_solution(pt, lsu: int, *, arch: str = "gfx942", mi: tuple[int, int, int]
     return solution(pt, arch=arch, mi=mi, wave_tile=wave_tile, wave_group=wave_group, depth_u=depth_u,
                     WorkGroup=[16, threads // 16, lsu], **extra, **tuning)
 
-
-@pytest.fixture(scope="module")
-def build(toolchain: Toolchain, kernel_dir: Path):
-    made: dict[str, tuple[harness.Built, object]] = {}
-
-    def get(sol: Solution) -> tuple[harness.Built, object]:
-        assert unsupported_reasons(sol) == (), unsupported_reasons(sol)
-        key = harness.kernel_name(sol)
-        if key not in made:
-            built = harness.build(toolchain, sol, kernel_dir)
-            made[key] = (built, harness.emulator_for(built))
-        return made[key]
-
-    return get
 
 
 def _check(build, sol: Solution, cases: list[tuple[GemmProblem, float, float, Epilogue | None]]) -> None:

@@ -11,14 +11,12 @@ The names and argument layouts are also checked against upstream's kernels in th
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, postgsu, unsupported_reasons
+from tensile_lite.asm.gemm import GemmProblem, postgsu
 from tensile_lite.asm.gemm.grouped import ARG_TYPE_TABLE
 from tensile_lite.asm.kernel import pack_arguments
-from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.library.derived import GLOBAL_SPLIT_U_PGR
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
@@ -36,20 +34,6 @@ def mb(pt, gsu: int, arch: str = "gfx942", **tuning: object) -> Solution:
     return solution(pt, arch=arch, wave_tile=(2, 1), GlobalSplitU=gsu, GlobalSplitUAlgorithm="MultipleBuffer",
                     **extra, **tuning)
 
-
-@pytest.fixture(scope="module")
-def build(toolchain: Toolchain, kernel_dir: Path):
-    made: dict[str, tuple[harness.Built, object]] = {}
-
-    def get(sol: Solution) -> tuple[harness.Built, object]:
-        assert unsupported_reasons(sol) == (), unsupported_reasons(sol)
-        key = harness.kernel_name(sol)
-        if key not in made:
-            built = harness.build(toolchain, sol, kernel_dir)
-            made[key] = (built, harness.emulator_for(built))
-        return made[key]
-
-    return get
 
 
 def _check(build, sol: Solution, cases) -> None:

@@ -22,7 +22,6 @@ from tensile_lite.asm.gemm.abi import (
 )
 from tensile_lite.asm.gemm.grouped import ARG_TYPE_TABLE, ARG_TYPE_USER, pack_grouped, tiles
 from tensile_lite.asm.gemm.support import runtime_overrides_read
-from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.emu import DeviceMemory, Emulator
 from tensile_lite.model import DataType, Solution, kernel_key
 from tests.gemm import harness
@@ -38,21 +37,6 @@ MBSK = {"GlobalSplitUAlgorithm": "MultipleBufferSingleKernel"}
 def _mbsk(pt, gsu: int = 2, **tuning) -> Solution:
     return solution(pt, GlobalSplitU=gsu, **MBSK, **tuning)
 
-
-@pytest.fixture(scope="module")
-def build(toolchain: Toolchain, kernel_dir: Path):
-    made: dict[str, tuple[harness.Built, Emulator]] = {}
-
-    def get(sol: Solution) -> tuple[harness.Built, Emulator]:
-        if not toolchain.check_target_ok(sol.arch):
-            pytest.skip(f"{toolchain.describe()} cannot assemble {sol.arch}")
-        assert unsupported_reasons(sol) == (), unsupported_reasons(sol)
-        key = kernel_key(sol)
-        if key not in made:
-            built = harness.build(toolchain, sol, kernel_dir)
-            made[key] = (built, harness.emulator_for(built))
-        return made[key]
-    return get
 
 
 class Run:

@@ -11,7 +11,6 @@ lanes 0-15. `-m slow` runs the full matrix and every dev-set RDNA kernel.
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +18,6 @@ from tensile_lite.asm.gemm import GemmProblem, generate, unsupported_reasons
 from tensile_lite.asm.gemm.grouped import ARG_TYPE_TABLE, ARG_TYPE_USER
 from tensile_lite.asm.gemm.lanes import lane_layout
 from tensile_lite.asm.gemm.plan import build_plan
-from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels
@@ -38,22 +36,6 @@ def wmma(pt, arch: str, *, wave_tile: tuple[int, int] = (1, 1), wave_group: tupl
     return solution(pt, arch=arch, mi=(16, 16, 16), wave_tile=wave_tile, wave_group=wave_group, depth_u=depth_u,
                     WavefrontSize=32, WorkGroup=[16, 2 * waves, 1], **tuning)
 
-
-@pytest.fixture(scope="module")
-def build(toolchain: Toolchain, kernel_dir: Path):
-    made: dict[str, tuple[harness.Built, object]] = {}
-
-    def get(sol: Solution) -> tuple[harness.Built, object]:
-        if not toolchain.check_target_ok(sol.arch):
-            pytest.skip(f"{toolchain.describe()} cannot assemble {sol.arch}")
-        assert unsupported_reasons(sol) == (), unsupported_reasons(sol)
-        key = harness.kernel_name(sol)
-        if key not in made:
-            built = harness.build(toolchain, sol, kernel_dir)
-            made[key] = (built, harness.emulator_for(built))
-        return made[key]
-
-    return get
 
 
 def _cases(sol: Solution) -> list[tuple[GemmProblem, float, float]]:
