@@ -48,7 +48,7 @@ def test_names_follow_kernel_identity() -> None:
 
 
 def test_unsupported_solution_is_a_clear_build_error() -> None:
-    sol = solution(problem_type("HHS"), GlobalSplitU=4, index=12)
+    sol = solution(problem_type("HHS"), GlobalSplitU=4, GlobalSplitUAlgorithm="SingleBuffer", index=12)
     with pytest.raises(BuildError) as err:
         generate(sol)
     assert "GSU>1" in str(err.value) and "#12" in str(err.value)
