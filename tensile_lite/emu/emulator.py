@@ -122,6 +122,12 @@ class Emulator:
             self._kernels[name] = image
         return image
 
+    def release(self, name: str) -> None:
+        """Forget the compiled image of `name` (a later `kernel` or `launch` builds it again): a
+        compiled kernel holds tens of MB, so a caller going through many kernels of one code object
+        releases each when done with it. Unknown names are ignored."""
+        self._kernels.pop(name, None)
+
     def problems(self, name: str) -> dict[str, str]:
         """Instructions of the kernel that cannot be emulated (mnemonic -> reason); empty when all can."""
         return dict(self.kernel(name).program.problems)

@@ -11,7 +11,11 @@ one problem and compares D; `grouped.run_group(emulator, kernel, rs, cases, arg_
 grouped-GEMM kernel's cases as one launch through the argument table (argType 1) or hipBLASLt's
 UserArguments (argType 2) and compares every GEMM's D; `reference.expected` is the reference with its
 tolerance. In-kernel split-K kernels (globalAccumulation 3) get the runtime's workspace and Synchronizer
-(`splitk`), OutputAmaxD kernels their amax buffers and check (`amax`).
+(`splitk`), MultipleBuffer ones (globalAccumulation 2) a workspace and the runtime's conversion kernel from
+the helper code object (`conversion`), OutputAmaxD kernels their amax buffers and check (`amax`), UseE
+kernels their E buffer (`epilogue`). 8-bit floats follow the target's encoding (`float8`, `elements`).
+Memory stays bounded: the runner releases each kernel's compiled image once it is verified and drops a
+code object's emulator after its last kernel.
 """
 
 from tensile_lite.verify.errors import NotVerifiable, VerifyError

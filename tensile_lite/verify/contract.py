@@ -16,14 +16,15 @@ from tensile_lite.verify.runtime_view import RuntimeSolution
 
 
 def check_launchable(rs: RuntimeSolution) -> None:
-    """NotVerifiable for launches the verifier does not drive (split-K that needs the runtime's
-    separate reduction kernels, stream-K, ...). In-kernel split-K (globalAccumulation 3) is driven."""
+    """NotVerifiable for launches the verifier does not drive (split-K through SingleBuffer atomics,
+    stream-K, ...). In-kernel split-K (globalAccumulation 3) and split-K reduced by the runtime's
+    conversion kernel (MultipleBuffer, globalAccumulation 2) are driven."""
     pt, sol = rs.problem_type, rs.solution
     if sol.kernel_language != "Assembly":
         raise NotVerifiable("source (HIP) kernels are not verified")
     if pt.grouped_gemm:
         grouped.check_launchable(rs)
-    if sol.runtime.global_split_u != 1 and not rs.split_k:
+    if sol.runtime.global_split_u != 1 and not (rs.split_k or rs.multiple_buffer):
         raise NotVerifiable(f"GlobalSplitU {sol.runtime.global_split_u} with globalAccumulation "
                             f"{rs.global_accumulation}: split-K through the runtime's extra kernels")
     if rs.stream_k:

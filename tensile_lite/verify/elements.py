@@ -3,6 +3,12 @@
 Every float value is rounded to nearest even at the type's precision in float64 arithmetic (a scale by
 a power of two and `np.round`, which is exact and ties to even), so quantising never double-rounds,
 whatever the type. Integers are rounded to nearest even and saturated.
+
+The 8-bit floats (F8 = fp8, B8 = bf8) are stored in the target's encoding (float8.py: FNUZ on gfx94x,
+OCP on gfx950 and gfx12), so their elements depend on the architecture: `element(dt, arch)`. They
+saturate like the kernels' D conversion (finite values clamped to the largest finite one before
+rounding, spec/matrix_instructions.md §6.2). The mixed DataTypes (F8B8: A fp8, B bf8; B8F8) name
+each operand's type (`operand_types`).
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
-from tensile_lite.model import DataType
+from tensile_lite.emu.arch import ARCHS
+from tensile_lite.model import DataType, ProblemType
+from tensile_lite.verify.float8 import FORMATS, Float8Format
 
 
 @attrs.frozen(slots=True)
@@ -28,6 +36,9 @@ class Element:
     # bits a buffer is filled with where the kernel must neither read nor write: a NaN with a payload
     # no arithmetic produces (arithmetic NaNs are canonical), or an unlikely integer
     sentinel: int = 0
+    # values beyond max_value become max_value when converted (fp8/bf8), not infinity
+    saturates: bool = False
+    float8: Float8Format | None = None  # the encoding of an 8-bit float
 
     @property
     def is_float(self) -> bool:
@@ -44,6 +55,8 @@ class Element:
         if not self.is_float:
             info = np.iinfo(self.storage)
             return np.clip(np.round(x), info.min, info.max)
+        if self.saturates:
+            x = np.clip(x, -self.max_value, self.max_value)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             exp = np.floor(np.log2(np.abs(x)))
             exp = np.where(np.isfinite(exp), np.maximum(exp, self.min_exponent), self.min_exponent)
@@ -63,6 +76,8 @@ class Element:
     def to_bits(self, values: np.ndarray) -> np.ndarray:
         """Values already representable in this type (see `round`) -> stored bit patterns."""
         x = np.asarray(values, dtype=np.float64)
+        if self.float8 is not None:
+            return self.float8.encode(x)
         if self.dtype is DataType.S:
             return x.astype(np.float32).view(np.uint32)
         if self.dtype is DataType.D:
@@ -76,6 +91,8 @@ class Element:
 
     def from_bits(self, bits: np.ndarray) -> np.ndarray:
         bits = np.asarray(bits)
+        if self.float8 is not None:
+            return self.float8.decode(bits)
         if self.dtype is DataType.S:
             return bits.astype(np.uint32).view(np.float32).astype(np.float64)
         if self.dtype is DataType.D:
@@ -109,6 +126,38 @@ ELEMENTS: Mapping[DataType, Element] = {
 }
 
 
-def element(dt: DataType) -> Element | None:
-    """The element description of `dt`, or None when the verifier cannot handle that type."""
+
+
+def _float8(dt: DataType, fmt: Float8Format) -> Element:
+    return Element(dt, np.uint8, fmt.precision, fmt.min_exponent, fmt.max_finite, fmt.sentinel, saturates=True,
+                   float8=fmt)
+
+
+# (8-bit type, encoding) -> element
+FLOAT8_ELEMENTS: Mapping[tuple[DataType, str], Element] = {
+    (dt, encoding): _float8(dt, fmt) for (encoding, name), fmt in FORMATS.items()
+    for dt in (DataType.F8, DataType.B8) if name == {DataType.F8: "fp8", DataType.B8: "bf8"}[dt]
+}
+_MIXED = {DataType.F8B8: (DataType.F8, DataType.B8), DataType.B8F8: (DataType.B8, DataType.F8)}
+
+
+def fp8_encoding(arch: str | None) -> str | None:
+    """How `arch` encodes fp8/bf8 ("fnuz", "ocp"), None when it has no 8-bit floats (or is unknown)."""
+    info = ARCHS.get(arch) if arch else None
+    return info.fp8 if info is not None else None
+
+
+def element(dt: DataType, arch: str | None = None) -> Element | None:
+    """The element description of `dt` (8-bit floats in `arch`'s encoding), or None when the verifier
+    cannot handle that type (an 8-bit float without an architecture that has them)."""
+    if dt in (DataType.F8, DataType.B8):
+        encoding = fp8_encoding(arch)
+        return FLOAT8_ELEMENTS[(dt, encoding)] if encoding else None
     return ELEMENTS.get(dt)
+
+
+def operand_types(pt: ProblemType) -> tuple[DataType, DataType]:
+    """The element types of A and B as stored: a mixed 8-bit DataType (F8B8, B8F8) names both."""
+    a = _MIXED[pt.a_type][0] if pt.a_type in _MIXED else pt.a_type
+    b = _MIXED[pt.b_type][1] if pt.b_type in _MIXED else pt.b_type
+    return a, b

@@ -4,15 +4,20 @@ their part of the reference (spec/epilogue_semantics.md §1.1):
     alpha' = alpha * scaleA * scaleB                  beta' = beta * scaleC
     t = alpha' * acc * scaleAVec[m] * scaleBVec[n] * scaleAlphaVec[f]
     t = t + beta' * C + bias[b * strideBias + f]
-    t = relu(t)                                       (activationType 5, some cases)
+    E = cvt_E(t)                                      (UseE)
+    t = act(t)                                        (activationType, some cases)
     D = cvt_D(t * scaleD)
 
 `f` is m or n, by the problem type's factor dimension (or the run-time `factorDim` argument, which the
 cases alternate). The activation selector (`all`, `hipblaslt_all`) runs relu (exact, so the tolerance
 stays that of the plain epilogue) in the `edges` and `small` cases and none (activationType 0) in the
-others; its other activations (gelu, ...) are not verified. Problem types that write E or gradients are
-not verified. OutputAmaxD (the max of |t| before scaleD) is checked against the reference's values
-before scaleD (amax.py).
+others; its other f32 activations (gelu, ...) are not verified. Integer compute (i32) has ScaleAlphaVec
+as an int32 vector and the i32 activations, all exact with wrap-around: `edges` relu, `small` abs,
+`alpha0` leakyrelu, `k0` clippedrelu where the kernel's selector has them (relu otherwise in `edges`
+and `small`, none elsewhere). UseE kernels get an E buffer with strides of its own (5 more elements
+per column than M, 7 more between batches), filled with its type's sentinel: E is the value after the
+bias and before the activation, in DataTypeE. Gradient problem types are not verified. OutputAmaxD
+(the max of |t| before scaleD) is checked against the reference's values before scaleD (amax.py).
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ import attrs
 import numpy as np
 
 from tensile_lite.asm.gemm import EpilogueArgs, GemmProblem
+from tensile_lite.asm.gemm.activation import BY_NAME, kinds_for
 from tensile_lite.asm.gemm.features import DIM_N, DIM_RUNTIME, epilogue_features
 from tensile_lite.model import DataType, ProblemType
 from tensile_lite.verify.elements import ELEMENTS, Element, element
 from tensile_lite.verify.errors import NotVerifiable
+from tensile_lite.verify.tensors import Tensor, make_tensor
 
 # Roundings the epilogue may add on top of the plain GEMM's (alpha', each scale, bias, scaleD).
 EXTRA_ROUNDINGS = 8
@@ -34,7 +41,17 @@ EXTRA_ROUNDINGS = 8
 _ALONG_N_CASES = frozenset({"edges", "small"})
 # Cases that run relu when the kernel has a fused activation selector, and its ActivationType value.
 _RELU_CASES = frozenset({"edges", "small"})
-RELU = 5
+RELU = BY_NAME["relu"].value
+# Integer compute: the i32 activation each case asks for, and its arguments (activationAlpha, Beta);
+# the thresholds fall inside the values beta * C takes in `alpha0` and `k0`, so both branches run.
+_INTEGER_ACTIVATIONS: Mapping[str, tuple[str, tuple[float, float]]] = {
+    "edges": ("relu", (0.0, 0.0)), "small": ("abs", (0.0, 0.0)), "alpha0": ("leakyrelu", (3.0, 0.0)),
+    "k0": ("clippedrelu", (2.0, 9.0)),
+}
+INTEGER_COMPUTE = (DataType.I, DataType.I8)
+# E's padding: extra elements per column and between batches (unlike D's, so a kernel that writes E
+# with D's strides is caught)
+_E_PADS = (5, 7)
 
 
 @attrs.frozen(slots=True)
@@ -50,11 +67,17 @@ class Epilogue:
     row: np.ndarray | None = attrs.field(default=None, eq=False)  # product of the factors along m
     col: np.ndarray | None = attrs.field(default=None, eq=False)  # product of the factors along n
     bias: np.ndarray | None = attrs.field(default=None, eq=False)  # [m, n, batch] broadcastable
-    relu: bool = False  # the activation applied after the bias
+    activation: str = "none"  # the activation applied after the bias (activation.py's names)
+    activation_args: tuple[float, float] = (0.0, 0.0)
+    e: Tensor | None = attrs.field(default=None, eq=False)  # UseE: E's layout (buffer 'E' holds its bits)
 
     @property
     def alpha_scale(self) -> float:
         return self.scale_a * self.scale_b
+
+    @property
+    def relu(self) -> bool:
+        return self.activation == "relu"
 
 
 def check_supported(pt: ProblemType) -> None:
@@ -62,14 +85,22 @@ def check_supported(pt: ProblemType) -> None:
     feat = epilogue_features(pt)
     if not feat.any:
         return
-    for present, what in ((feat.use_e, "the E output"), (feat.gradient, "gradient"),
-                          (feat.bias == "write", "bias gradient")):
+    for present, what in ((feat.gradient, "gradient"), (feat.bias == "write", "bias gradient")):
         if present:
             raise NotVerifiable(f"{what} of the epilogue is not verified")
-    if pt.compute_type is not DataType.S:
-        raise NotVerifiable(f"epilogue extras with compute type {pt.compute_type.letter} are not verified")
     if pt.activation_type not in ("none", "all", "hipblaslt_all"):
         raise NotVerifiable(f"activation {pt.activation_type} is not verified")
+    if pt.compute_type in INTEGER_COMPUTE:
+        others = [what for present, what in ((feat.scale_ab, "ScaleAB"), (feat.scale_cd, "ScaleCD"),
+                                             (feat.bias, "bias"), (feat.use_e, "the E output"),
+                                             (feat.amax_d, "OutputAmaxD")) if present]
+        if others:
+            raise NotVerifiable(f"{', '.join(others)} with integer compute {pt.compute_type.letter} are not verified")
+        return
+    if pt.compute_type is not DataType.S:
+        raise NotVerifiable(f"epilogue extras with compute type {pt.compute_type.letter} are not verified")
+    if feat.use_e and element(pt.e_type) is None:
+        raise NotVerifiable(f"E of type {pt.e_type.letter} is not supported by the verifier")
     for dt in feat.bias_types:
         if element(dt) is None:
             raise NotVerifiable(f"bias type {dt.letter} is not supported by the verifier")
@@ -85,15 +116,46 @@ def _f32_buffer(values: np.ndarray) -> np.ndarray:
     return ELEMENTS[DataType.S].to_bits(np.atleast_1d(values))
 
 
+def _int32_buffer(values: np.ndarray) -> np.ndarray:
+    return np.asarray(values).astype(np.int32).view(np.uint32)
+
+
+def _activation(pt: ProblemType, case: str, fused: bool) -> tuple[str, tuple[float, float]]:
+    """The activation (name, arguments) of `case`: see the module's description."""
+    feat = epilogue_features(pt)
+    if not fused or feat.activation == "none":
+        return "none", (0.0, 0.0)
+    integer = pt.compute_type in INTEGER_COMPUTE
+    kinds = {k.name for k in kinds_for(feat.activation, integer=integer)}
+    if integer and case in _INTEGER_ACTIVATIONS and _INTEGER_ACTIVATIONS[case][0] in kinds:
+        return _INTEGER_ACTIVATIONS[case]
+    return ("relu", (0.0, 0.0)) if case in _RELU_CASES and "relu" in kinds else ("none", (0.0, 0.0))
+
+
+def e_strides(pt: ProblemType, problem: GemmProblem) -> tuple[int, ...]:
+    """E's strides (ld, batch stride), as the epilogue arguments StrideE0 / StrideE1 carry them."""
+    ld = problem.m + _E_PADS[0]
+    return (ld, ld * problem.n + _E_PADS[1])[:pt.num_indices_c - 1]
+
+
+def e_tensor(pt: ProblemType, problem: GemmProblem) -> Tensor:
+    """E of `problem`: D's shape at E's strides, filled with the sentinel of DataTypeE."""
+    el: Element = element(pt.e_type)  # type: ignore[assignment]  # checked by check_supported
+    at_e = attrs.evolve(problem, strides_d=e_strides(pt, problem))
+    return attrs.evolve(make_tensor(pt, at_e, "D", el, None), name="E")
+
+
 def make(pt: ProblemType, problem: GemmProblem, case: str, rng: np.random.Generator, *,
          activation_fused: bool = True) -> Epilogue | None:
     """Random epilogue inputs for one call, or None when the problem type has no epilogue extras.
     `activation_fused` is the solution's ActivationFused: without it the kernel takes no activation."""
     feat = epilogue_features(pt)
-    relu = activation_fused and feat.activation != "none" and case in _RELU_CASES
-    if not (feat.scale_ab or feat.scale_cd or feat.scale_alpha_vec or feat.bias_read or relu):
+    kind, kind_args = _activation(pt, case, activation_fused)
+    if not (feat.scale_ab or feat.scale_cd or feat.scale_alpha_vec or feat.bias_read or feat.use_e
+            or kind != "none"):
         return None
-    activation = RELU if relu else 0
+    activation = BY_NAME[kind].value
+    integer = pt.compute_type in INTEGER_COMPUTE
     m, n = problem.m, problem.n
     batch = problem.batch if pt.num_indices_c == 3 else 1
     along_n = feat.factor_dim == DIM_N or (feat.factor_dim == DIM_RUNTIME and case in _ALONG_N_CASES)
@@ -111,14 +173,23 @@ def make(pt: ProblemType, problem: GemmProblem, case: str, rng: np.random.Genera
         fields["scale_c"], fields["scale_d"] = float(_scale(rng)), float(_scale(rng))
         buffers["scaleC"], buffers["scaleD"] = _f32_buffer(fields["scale_c"]), _f32_buffer(fields["scale_d"])
     if feat.scale_alpha_vec:
-        v = _scale(rng, n if along_n else m)
+        length = n if along_n else m
+        if integer:
+            # int32 factors, never 0 (which would hide the accumulator)
+            v = rng.integers(1, 5, size=length) * rng.choice([-1, 1], size=length)
+        else:
+            v = _scale(rng, length)
         if along_n:
             col = col * v
         else:
             row = row * v
-        buffers["scaleAlphaVec"] = _f32_buffer(v)
+        buffers["scaleAlphaVec"] = _int32_buffer(v) if integer else _f32_buffer(v)
     bias = None
-    args = EpilogueArgs(factor_dim=1 if along_n else 0, activation=activation)
+    e = e_tensor(pt, problem) if feat.use_e else None
+    if e is not None:
+        buffers["E"] = e.flat
+    args = EpilogueArgs(factor_dim=1 if along_n else 0, activation=activation, activation_args=kind_args,
+                        strides_e=e_strides(pt, problem) if e is not None else ())
     if feat.bias_read:
         # the run-time bias type rotates over the accepted ones, case by case
         names = ("full", "edges", "small", "alpha0", "k0")
@@ -128,9 +199,9 @@ def make(pt: ProblemType, problem: GemmProblem, case: str, rng: np.random.Genera
         values = el.random(rng, (batch, length))
         buffers["bias"] = el.to_bits(values).reshape(-1)
         bias = values.T[None, :, :] if along_n else values.T[:, None, :]  # -> [m or 1, n or 1, batch]
-        args = EpilogueArgs(bias_type=bias_type, stride_bias=length, factor_dim=1 if along_n else 0,
-                            activation=activation)
-    return Epilogue(args, buffers, row=row, col=col, bias=bias, relu=relu, **fields)  # type: ignore[arg-type]
+        args = attrs.evolve(args, bias_type=bias_type, stride_bias=length)
+    return Epilogue(args, buffers, row=row, col=col, bias=bias, activation=kind, activation_args=kind_args, e=e,
+                    **fields)  # type: ignore[arg-type]
 
 
 def reads_c(beta: float, ep: Epilogue | None) -> bool:

@@ -7,8 +7,11 @@ Small grids run whole. Larger ones run only representative tiles (mapping.repres
 the workgroups for them are chosen by the runtime's WorkGroupMapping order, or row-major if the
 kernel turns out to ignore that argument (both are correct; the tiles a launch writes tell which).
 A split-K launch (splitk.py) has GSU workgroups per tile: a tile that runs runs all of them, since
-its reduction needs every slice, and its Synchronizer must be back at 0 afterwards. An OutputAmaxD
-kernel's amax (amax.py) is compared only when the whole grid ran; otherwise the case says so.
+its reduction needs every slice, and its Synchronizer must be back at 0 afterwards. A MultipleBuffer
+call with GSU > 1 (conversion.py) runs the GEMM kernel into the workspace, tells the tiles written from
+it, then runs the runtime's conversion kernel from the helper code object into D. An OutputAmaxD
+kernel's amax (amax.py) is compared only when the whole grid ran; otherwise the case says so. A UseE
+kernel's E (epilogue.py) is compared over the same tiles as D, and its padding must stay untouched.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ import numpy as np
 
 from tensile_lite.asm.gemm import num_workgroups, solution_layout
 from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError, UnsupportedInstruction
-from tensile_lite.verify import amax, compare, epilogue, runtime_args, splitk
-from tensile_lite.verify.elements import element
+from tensile_lite.verify import amax, compare, conversion, epilogue, runtime_args, splitk
+from tensile_lite.verify.elements import element, operand_types
 from tensile_lite.verify.epilogue import Epilogue
 from tensile_lite.verify.errors import NotVerifiable
 from tensile_lite.verify.mapping import (
@@ -56,6 +59,7 @@ class CaseResult:
     seconds: float
     order: TileOrder | None = None  # the tile order the kernel was seen to follow, when a subset ran
     notes: tuple[str, ...] = ()  # what this case could not check, and why
+    conversion_workgroups: int = 0  # of the MultipleBuffer conversion kernel, after the GEMM launch
 
 
 def grid_of(rs: RuntimeSolution, case: Case) -> Grid:
@@ -90,10 +94,13 @@ def activation_fused(rs: RuntimeSolution) -> bool:
 
 def make_inputs(rs: RuntimeSolution, case: Case, rng: np.random.Generator) -> Inputs:
     pt, p = rs.problem_type, case.problem
-    ea, eb, ed = element(pt.a_type), element(pt.b_type), element(pt.dest_type)
+    arch = rs.solution.arch
+    a_type, b_type = operand_types(pt)
+    ea, eb, ed = element(a_type, arch), element(b_type, arch), element(pt.dest_type, arch)
     assert ea is not None and eb is not None and ed is not None  # checked by reference.check_types
     gsu = runtime_args.launch_gsu(rs, case.gsu)
     extras = splitk.buffers(rs, p, gsu)
+    extras.update(conversion.workspace(rs, p, gsu))
     if amax.enabled(pt):
         extras.update(amax.output_buffers(num_workgroups(rs.solution, p, gsu=gsu)))
         extras[amax.SYNC] = amax.sync_buffer()
@@ -113,13 +120,13 @@ def reference_of(rs: RuntimeSolution, case: Case, t: Inputs) -> Expected:
     """The reference D of `case` on inputs `t` (C only when beta != 0)."""
     p = case.problem
     return expected(rs.problem_type, t.a, t.b, t.c if case.beta != 0 else None, t.d.letters, t.d.shape, p.k,
-                    case.alpha, case.beta, t.epilogue)
+                    case.alpha, case.beta, t.epilogue, out=t.d.element)
 
 
 def _launch(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, t: Inputs, grid: Grid,
-            ids: list[LaunchId]) -> tuple[dict[str, np.ndarray], int]:
-    """The contents of D's buffer ('D') and of the extra buffers after running workgroups `ids`, and
-    the instructions executed."""
+            ids: list[LaunchId]) -> tuple[DeviceMemory, dict[str, int], int]:
+    """The memory and buffer addresses (by name) after running workgroups `ids`, and the instructions
+    executed."""
     mem = DeviceMemory()
     buffers = {name: mem.alloc(x.flat) for name, x in (("A", t.a), ("B", t.b), ("C", t.c), ("D", t.d))}
     ep = t.epilogue
@@ -130,15 +137,30 @@ def _launch(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, t: Inpu
                                  gsu=case.gsu)
     stats = emu.launch(kernel, grid=grid.launch_grid, block=(rs.solution.num_threads, 1, 1), kernargs=kernargs,
                        memory=mem, workgroups=ids)
-    return read_after(mem, buffers, t), stats.instructions
+    return mem, buffers, stats.instructions
 
 
 def read_after(mem: DeviceMemory, buffers: Mapping[str, int], t: Inputs) -> dict[str, np.ndarray]:
-    """D ('D') and the extra buffers of READ_BACK after a launch, by name."""
+    """D ('D'), E ('E', UseE) and the extra buffers of READ_BACK after a launch, by name."""
     out = {"D": mem.array(buffers["D"], t.d.flat.dtype, t.d.flat.size)}
+    if t.epilogue is not None and t.epilogue.e is not None:
+        out["E"] = mem.array(buffers["E"], t.epilogue.e.flat.dtype, t.epilogue.e.flat.size)
     out.update({name: mem.array(buffers[name], data.dtype, data.size) for name, data in t.extras.items()
                 if name in READ_BACK})
     return out
+
+
+def e_mismatch(t: Inputs, after: Mapping[str, np.ndarray], want: Expected, mask: np.ndarray) -> str | None:
+    """None when E (UseE) holds its reference under `mask` and nothing outside its elements was written."""
+    ep = t.epilogue
+    if ep is None or ep.e is None or want.e is None:
+        return None
+    bits, values, outside = read_back(ep.e, after["E"])
+    sentinel = np.asarray(ep.e.element.sentinel).astype(outside.dtype)
+    if (outside != sentinel).any():
+        return (f"wrote {int((outside != sentinel).sum())} elements of E's buffer outside the problem "
+                "(padding or gaps between batches)")
+    return compare.mismatches(compare.as_mnb(bits), compare.as_mnb(values), want.e, ep.e.element, mask, name="E")
 
 
 def _ids(order: TileOrder, grid: Grid, wanted: list[Tile]) -> list[LaunchId]:
@@ -157,32 +179,54 @@ def extra_checks(rs: RuntimeSolution, after: Mapping[str, np.ndarray], want: Exp
     return errors
 
 
-def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: np.random.Generator) -> CaseResult:
-    """Run `case` and compare D (and the amax, the synchronisation counters) with the reference.
-    NotVerifiable when the emulator cannot run the kernel (an instruction it does not implement) or
+def _written(rs: RuntimeSolution, case: Case, t: Inputs, mem: DeviceMemory, buffers: Mapping[str, int],
+             gsu: int) -> set[Tile]:
+    """The tiles a launch wrote: of D, or of the workspace slices when the conversion kernel is still to run."""
+    if conversion.needed(rs, gsu):
+        ws = t.extras.get(splitk.WORKSPACE)
+        if ws is None:
+            return set()
+        return conversion.slices_written(rs, case.problem, gsu, mem.array(buffers[splitk.WORKSPACE], ws.dtype, ws.size))
+    flat = mem.array(buffers["D"], t.d.flat.dtype, t.d.flat.size)
+    return compare.written_tiles(compare.as_mnb(read_back(t.d, flat)[0]), t.d.element.sentinel, rs.solution.macro_tile)
+
+
+def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: np.random.Generator,
+             helper: Emulator | None = None) -> CaseResult:
+    """Run `case` and compare D (and E, the amax, the synchronisation counters) with the reference.
+    `helper` emulates the library's helper code object, where a MultipleBuffer call's conversion kernel
+    is. NotVerifiable when the emulator cannot run the kernel (an instruction it does not implement) or
     the arguments cannot be packed."""
     start = time.perf_counter()
     t = make_inputs(rs, case, rng)
     sol = rs.solution
     want = reference_of(rs, case, t)
     grid = grid_of(rs, case)
+    gsu = runtime_args.launch_gsu(rs, case.gsu)
+    converts = conversion.needed(rs, gsu)
+    convert_name = conversion.variant(rs, case.problem, t.epilogue, gsu).name if converts else ""
+    if converts and (helper is None or convert_name not in helper.kernel_names()):
+        where = "no helper code object" if helper is None else helper.path.name
+        return CaseResult(case, f"the runtime's conversion kernel {convert_name} is not in {where}: a "
+                          f"MultipleBuffer call with GSU {gsu} cannot complete", 0, grid.count, 0,
+                          time.perf_counter() - start)
     declared = runtime_args.tile_order(rs)
     orders = [declared] + ([] if declared.is_row_major else [ROW_MAJOR])
     candidates = list(orders)
     subset = grid.tiles > FULL_GRID_LIMIT
     wanted: list[Tile] = representative_tiles(grid) if subset else [
         (i, j, b) for b in range(grid.batch) for j in range(grid.tiles1) for i in range(grid.tiles0)]
-    ran = instructions = 0
+    ran = instructions = converted = 0
+    ids: list[LaunchId] = []
+    written: set[Tile] = set()
     try:
         while True:
             used = candidates.pop(0)
             ids = _ids(used, grid, wanted) if subset else grid.ids()
-            after, count = _launch(emu, kernel, rs, case, t, grid, ids)
-            flat = after["D"]
+            mem, buffers, count = _launch(emu, kernel, rs, case, t, grid, ids)
             ran += len(ids)
             instructions += count
-            written = compare.written_tiles(compare.as_mnb(read_back(t.d, flat)[0]), t.d.element.sentinel,
-                                            sol.macro_tile)
+            written = _written(rs, case, t, mem, buffers, gsu)
             if not subset or written <= set(wanted):
                 break
             # Other tiles were written: if another known order explains them, the kernel follows that
@@ -190,27 +234,32 @@ def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: n
             candidates = [o for o in candidates if {o.tile(grid, w) for w in ids} == written]
             if not candidates:
                 break
+        if converts:
+            assert helper is not None
+            count, converted = conversion.run(helper, rs, case.problem, case.alpha, case.beta, t.epilogue, gsu, mem,
+                                              buffers, wanted if subset else None)
+            instructions += count
     except UnsupportedInstruction as exc:
         raise NotVerifiable(f"the emulator does not implement: {exc.message}") from None
     except EmulatorError as exc:
         return CaseResult(case, f"{type(exc).__name__}: {exc.message}", ran, grid.count, instructions,
                           time.perf_counter() - start)
-    d_bits, d_values, outside = read_back(t.d, flat)
+    after = read_after(mem, buffers, t)
+    d_bits, d_values, outside = read_back(t.d, after["D"])
     bits, got = compare.as_mnb(d_bits), compare.as_mnb(d_values)
     sentinel = np.asarray(t.d.element.sentinel).astype(outside.dtype)
+    mask = compare.tile_mask(bits.shape, sol.macro_tile, wanted)
     if (outside != sentinel).any():
         error = (f"wrote {int((outside != sentinel).sum())} elements of D's buffer outside the problem "
                  "(padding or gaps between batches)")
+    elif subset and written - set(wanted):
+        what = "workspace slices of tiles" if converts else "tiles"
+        error = (f"workgroups {[w[0] if not grid.three_d else w for w in ids]} wrote {what} "
+                 f"{sorted(written)}, not the tiles {sorted(wanted)} the runtime's WorkGroupMapping or a "
+                 "row-major order give")
     else:
-        written = compare.written_tiles(bits, t.d.element.sentinel, sol.macro_tile)
-        if subset and written - set(wanted):
-            error = (f"workgroups {[w[0] if not grid.three_d else w for w in ids]} wrote tiles "
-                     f"{sorted(written)}, not the tiles {sorted(wanted)} the runtime's WorkGroupMapping or a "
-                     "row-major order give")
-        else:
-            mask = compare.tile_mask(bits.shape, sol.macro_tile, wanted)
-            error = compare.mismatches(bits, got, want, t.d.element, mask)
-    errors = ([error] if error else []) + extra_checks(rs, after, want, not subset)
+        error = compare.mismatches(bits, got, want, t.d.element, mask)
+    errors = [e for e in (error, e_mismatch(t, after, want, mask)) if e] + extra_checks(rs, after, want, not subset)
     notes = []
     if subset and amax.enabled(rs.problem_type):
         notes.append(f"case {case.name}: amax not checked: {len(wanted)} of {grid.tiles} tiles ran and the amax "
@@ -218,4 +267,4 @@ def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: n
     # name the order only when the tiles written tell the candidates apart
     seen = [o for o in orders if {o.tile(grid, w) for w in ids} == written]
     return CaseResult(case, "; ".join(errors) or None, ran, grid.count, instructions, time.perf_counter() - start,
-                      seen[0] if subset and len(orders) > 1 and len(seen) == 1 else None, tuple(notes))
+                      seen[0] if subset and len(orders) > 1 and len(seen) == 1 else None, tuple(notes), converted)

@@ -14,7 +14,9 @@ sum at least one DepthU block (and for GlobalSplitUCheckMinK), `edges` with one 
 slices are uneven and one also takes the K tail; `edges` keeps C and D packed so that edge tiles,
 the tail and the batch go through the split-K reduction, while `small` pads them and so runs with
 GSU 1 (upstream addresses padded C/D wrong with GSU > 1), as does `k0` (K 0 is below the minimum K);
-both only when the library lets the runtime override GSU.
+both only when the library lets the runtime override GSU. MultipleBuffer kernels (conversion.py) with
+GSU > 1 size K the same way, but keep every case's padded C and D: the conversion kernel addresses
+them at their own strides, so only K below GlobalSplitUCheckMinK runs with GSU 1.
 """
 
 from __future__ import annotations
@@ -136,7 +138,11 @@ def cases(rs: RuntimeSolution, predicate: Mapping[str, Any] | None) -> tuple[lis
     zero_beta = not pt.use_beta or present(predicate, "BetaZero")
     scalars = _scalars(pt)
     gsu = sol.runtime.global_split_u
-    split = rs.split_k and gsu > 1
+    # the kernel splits K at the solution's GSU (in-kernel, or into the runtime's conversion kernel)
+    split = (rs.split_k or rs.multiple_buffer) and gsu > 1
+    # upstream's in-kernel split-K addresses C and D packed whatever their strides (§5.4, §7 #8); the
+    # conversion kernel of MultipleBuffer reads C and writes D at their own strides
+    packed_only = split and rs.split_k
     override = splitk.overridable(rs)
     # split-K: enough DepthU blocks for every slice, and K at least GlobalSplitUCheckMinK's GSU x min K
     min_k = value_of(predicate, "GlobalSplitUCheckMinK")
@@ -145,11 +151,11 @@ def cases(rs: RuntimeSolution, predicate: Mapping[str, Any] | None) -> tuple[lis
     at_gsu1: dict[str, str] = {}
 
     def gsu_for(name: str, problem: GemmProblem, beta: float) -> int | None:
-        if not rs.split_k:
+        if not (rs.split_k or split):
             return None
         if not split or not override:
             return gsu
-        if not splitk.packed_cd(pt, problem):
+        if packed_only and not splitk.packed_cd(pt, problem):
             at_gsu1[name] = "padded C/D"
             return 1
         if "GlobalSplitUCheckMinK" in failing(predicate, Call(pt, problem, beta, gsu)):
@@ -169,18 +175,18 @@ def cases(rs: RuntimeSolution, predicate: Mapping[str, Any] | None) -> tuple[lis
         case("full", GemmProblem(m(2 * mt0), n(2 * mt1), k(blocks * du), 1)),
         # split-K: one block more than the slices share evenly, C and D packed so GSU > 1 runs
         case("edges", GemmProblem(m(2 * mt0 + (r0 or 0)), n(2 * mt1 + (r1 or 0)),
-                                  k((blocks + int(split)) * du + (tail or 0)), batch), pad=True, pad_cd=not split),
+                                  k((blocks + int(split)) * du + (tail or 0)), batch), pad=True, pad_cd=not packed_only),
         # a split-K kernel runs this one with GSU 1 when the runtime can override GSU (padded C/D)
         case("small", GemmProblem(m(mt0 - (r0 or 0)), n(mt1 + (r1 or 0)), k(max(du // 2 + (tail or 0), 1)), 1),
-             pad=True, pad_cd=not split or override),
+             pad=True, pad_cd=not packed_only or override),
         case("alpha0", GemmProblem(m(mt0 + (r0 or 0)), n(mt1), k((blocks if split else 1) * du + (tail or 0)), 1)),
         case("k0", GemmProblem(m(mt0), n(mt1 + (r1 or 0)), 0, batch)),
     ]
     if zero_beta:
         notes.append("the solution takes only beta == 0: every case has beta 0")
     if split and not override:
-        notes.append(f"the library does not let the runtime override GSU: every case runs with GSU {gsu} and C/D "
-                     "packed")
+        notes.append(f"the library does not let the runtime override GSU: every case runs with GSU {gsu}"
+                     + (" and C/D packed" if packed_only else ""))
     kept = []
     for c in out:
         bad = failing(predicate, Call(pt, c.problem, c.beta, c.launch_gsu)) if predicate else []

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import collections
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
 
 from tensile_lite.emu import CodeObjectError, Emulator, EmulatorError
-from tensile_lite.verify import contract, grouped, library
+from tensile_lite.verify import contract, conversion, grouped, library
 from tensile_lite.verify.errors import NotVerifiable, VerifyError
 from tensile_lite.verify.launch import run_case
 from tensile_lite.verify.predicates import Call, evaluate
@@ -41,10 +42,16 @@ def case_rng(seed: int, kernel: str, case: str) -> np.random.Generator:
 
 
 class _Emulators:
-    """One Emulator per code object, so a code object is disassembled once for all its kernels."""
+    """One Emulator per code object, so a code object is disassembled once for all its kernels.
 
-    def __init__(self) -> None:
+    Memory stays bounded: each kernel's compiled image is released once it is verified (`done`), and
+    when the kernels still to verify are known (`pending`), a code object's emulator, disassembly
+    included, is dropped after its last one. Helper code objects (conversion kernels shared by many
+    GEMM kernels) are kept."""
+
+    def __init__(self, pending: Iterable[library.LibraryKernel] = ()) -> None:
         self._by_path: dict[Path, Emulator] = {}
+        self._pending = collections.Counter(k.code_object for k in pending)
 
     def get(self, path: Path) -> Emulator:
         emu = self._by_path.get(path)
@@ -52,9 +59,31 @@ class _Emulators:
             emu = self._by_path[path] = Emulator(path)
         return emu
 
+    def done(self, k: library.LibraryKernel) -> None:
+        """`k` is verified: release its compiled image, and its code object after the last pending kernel."""
+        emu = self._by_path.get(k.code_object)
+        if emu is not None:
+            emu.release(k.name)
+        if self._pending[k.code_object] > 0:
+            self._pending[k.code_object] -= 1
+            if self._pending[k.code_object] == 0:
+                self._by_path.pop(k.code_object, None)
+
+    def loaded(self) -> int:
+        """How many code objects are held (for tests of the bound)."""
+        return len(self._by_path)
+
 
 def verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int = 0,
                   progress: Progress = _quiet) -> KernelOutcome:
+    """Verify one kernel (the library's view of it in `k`), then release its compiled image."""
+    try:
+        return _verify_kernel(k, emulators, seed, progress)
+    finally:
+        emulators.done(k)
+
+
+def _verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int, progress: Progress) -> KernelOutcome:
     start = time.perf_counter()
 
     def outcome(status: str, **fields) -> KernelOutcome:
@@ -63,7 +92,7 @@ def verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int = 0
     try:
         rs = runtime_solution(k.entry, k.arch)
         contract.check_launchable(rs)
-        check_types(rs.problem_type)
+        check_types(rs.problem_type, k.arch)
     except NotVerifiable as exc:
         return outcome(SKIPPED, reason=exc.reason)
     if not k.code_object.is_file():
@@ -97,11 +126,21 @@ def verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int = 0
         return outcome(SKIPPED, reason="no problem satisfies the solution's predicates", notes=tuple(notes))
     if rs.problem_type.grouped_gemm:
         return _verify_grouped(k, emu, rs, todo, notes, seed, progress, outcome)
+    helper = None
+    if rs.multiple_buffer and rs.solution.runtime.global_split_u > 1:
+        path = conversion.helper_code_object(k.code_object.parent, k.arch)
+        if not path.is_file():
+            return outcome(FAILED, failures=(Failure("code object", f"{path.name}, where the runtime finds the "
+                                                     "MultipleBuffer conversion kernels, is missing"),))
+        try:
+            helper = emulators.get(path)
+        except CodeObjectError as exc:
+            return outcome(FAILED, failures=(Failure("code object", f"{path.name}: {exc.message}"),))
     failures: list[Failure] = []
     problems = workgroups = instructions = 0
     for c in todo:
         try:
-            result = run_case(emu, k.name, rs, c, case_rng(seed, k.name, c.name))
+            result = run_case(emu, k.name, rs, c, case_rng(seed, k.name, c.name), helper)
         except NotVerifiable as exc:
             if failures:  # a failure already seen stays a failure
                 notes.append(f"case {c.name} and later ones not run: {exc.reason}")
@@ -117,6 +156,8 @@ def verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int = 0
             else f"{result.grid} workgroups"
         if result.order is not None:
             ran += f", tiles in {result.order.name} order"
+        if result.conversion_workgroups:
+            ran += f", then {result.conversion_workgroups} conversion workgroups"
         progress(f"  {c.describe()}: {'ok' if result.error is None else 'FAILED'} ({ran}, {result.seconds:.1f} s)")
         if result.error is not None:
             failures.append(Failure(c.describe(), result.error))
@@ -176,7 +217,7 @@ def verify_library(outdir: str | Path, *, arch: str | None = None, limit: int | 
     todo = select(outdir, arch, limit)
     if not todo:
         raise VerifyError(f"the library in {outdir} has no kernels")
-    emulators = _Emulators()
+    emulators = _Emulators(todo)
     outcomes = []
     for n, k in enumerate(todo, 1):
         progress(f"[{n}/{len(todo)}] {k.arch} {k.name}")

@@ -24,7 +24,8 @@ from tensile_lite.verify.errors import NotVerifiable
 _OPERATION = re.compile(r"^Contraction_([a-z]+)_A([a-z]+)_B([a-z]+)_C([a-z]+)_D([a-z]+)$")
 _INDEX_BASE = ord("i")
 _BIAS_SOURCES = ("A", "B", "C", "D")  # biasSrcWhiteList numbers them in this order
-MULTIPLE_BUFFER_SINGLE_KERNEL = 3  # sizeMapping.globalAccumulation of in-kernel split-K
+MULTIPLE_BUFFER = 2  # sizeMapping.globalAccumulation of split-K reduced by the runtime's conversion kernel
+MULTIPLE_BUFFER_SINGLE_KERNEL = 3  # ... and of in-kernel split-K
 
 
 @attrs.frozen(slots=True)
@@ -47,6 +48,12 @@ class RuntimeSolution:
         """The kernel reduces its split-K slices itself (MultipleBufferSingleKernel): the runtime sends
         it the split-K arguments (dstD, Synchronizer, GSUSync) whatever the GSU."""
         return self.global_accumulation == MULTIPLE_BUFFER_SINGLE_KERNEL and not self.stream_k
+
+    @property
+    def multiple_buffer(self) -> bool:
+        """A call with GSU > 1 leaves GSU f32 slices in the workspace and the runtime's conversion
+        kernel (MultipleBuffer) sums them and runs the epilogue; with GSU 1 the kernel is a plain one."""
+        return self.global_accumulation == MULTIPLE_BUFFER and not self.stream_k
 
 
 def _get(entry: Mapping[str, Any], key: str, field: str) -> Any:

@@ -45,7 +45,7 @@ ARCHS = ("gfx90a", "gfx942", "gfx1100", "gfx1200", "gfx908")
 # The list form hipBLASLt's CMake makes of AMDGPU_TARGETS: features kept, ';' turned into '_'.
 CMAKE_ARCHS = "gfx90a:xnack+_gfx90a:xnack-_gfx942_gfx1100_gfx1200_gfx908"
 CMAKE_GFX90A = "gfx90a:xnack+_gfx90a:xnack-"
-VERIFIED = ("gfx90a", "gfx942")  # the architectures the emulator runs
+VERIFIED = ("gfx90a", "gfx942", "gfx1100", "gfx1200")  # the architectures verify-library runs
 MANIFEST = "TensileManifest.txt"
 # EF_AMDGPU_FEATURE_XNACK_V4 (code object v4+): the two values that pin one xnack mode.
 XNACK_V4_MASK, XNACK_V4_ON, XNACK_V4_OFF = 0x300, 0x300, 0x200

@@ -55,11 +55,11 @@ def test_missing_library_is_a_clear_error(tmp_path: Path, capsys: pytest.Capture
     assert "TensileLibrary_lazy_" in capsys.readouterr().err
 
 
-def _flip_b_along_k(pt, a, b, c, d_letters, d_shape, k, alpha, beta, ep=None):
+def _flip_b_along_k(pt, a, b, c, d_letters, d_shape, k, alpha, beta, ep=None, **kw):
     """A deliberately wrong reference: B's summation index reversed."""
     axis = next(i for i, ch in enumerate(b.letters) if ch in a.letters and ch not in d_letters)
     return expected(pt, a, attrs.evolve(b, values=np.flip(b.values, axis=axis)), c, d_letters, d_shape, k, alpha,
-                    beta, ep)
+                    beta, ep, **kw)
 
 
 def test_wrong_reference_is_caught(sample_library: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,114 @@
+"""MultipleBuffer split-K (globalAccumulation 2) as the runtime drives it (spec/epilogue_semantics.md §5.3,
+asm/gemm/postgsu.py): a call with GSU > 1 is two launches.
+
+1. The GEMM kernel, with the workspace in D's and C's places and packed D/C strides (the writer's
+   packer does that for a MultipleBuffer solution), stores GSU f32 slices of M x N x batch: element
+   (m, n, b) of slice g at g*M*N*B + m + n*M + b*M*N. The verifier poisons the workspace with 1e30, so a
+   slice nobody wrote wrecks the sum, and tells the tiles a subset of workgroups wrote from it.
+2. The conversion kernel the runtime looks up by name in `Kernels.so-000-<gfx>.hsaco` (postgsu's
+   `kernel_name`: problem type, the call's bias type, GSU bucket, vector width), 256 threads per
+   workgroup over the M x N x batch elements, `vw` consecutive ones along M per thread, with the
+   runtime's argument record (`pack_arguments_of`). It sums the slices and runs the whole epilogue into
+   the real D (and E) at their own strides. When only some tiles' GEMM workgroups ran, only the
+   conversion workgroups holding an element of those tiles run.
+
+A missing conversion kernel is a failure: the runtime could not complete the call. Grouped problem
+types are not driven here (grouped.check_launchable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from tensile_lite.asm.gemm import GemmProblem, postgsu
+from tensile_lite.asm.gemm.abi import workspace_bytes
+from tensile_lite.asm.gemm.features import epilogue_features
+from tensile_lite.emu import DeviceMemory, Emulator
+from tensile_lite.verify import compare
+from tensile_lite.verify.epilogue import Epilogue
+from tensile_lite.verify.mapping import LaunchId, Tile
+from tensile_lite.verify.runtime_view import RuntimeSolution
+from tensile_lite.verify.splitk import POISON, WORKSPACE
+
+
+def helper_code_object(library: Path, arch: str) -> Path:
+    """Where the runtime finds the helper kernels of `arch`, beside the placeholder code objects."""
+    return library / f"Kernels.so-000-{arch}.hsaco"
+
+
+def needed(rs: RuntimeSolution, gsu: int) -> bool:
+    """Whether a call with GSU `gsu` goes through the conversion kernel."""
+    return rs.multiple_buffer and gsu > 1
+
+
+def workspace(rs: RuntimeSolution, problem: GemmProblem, gsu: int) -> dict[str, np.ndarray]:
+    """The workspace of one call as the runtime sizes it (poisoned), by its buffer name; none for GSU 1."""
+    size = workspace_bytes(rs.solution, problem, gsu=gsu) if needed(rs, gsu) else 0
+    return {WORKSPACE: np.full(-(-size // 4), POISON, dtype=np.uint32)} if size else {}
+
+
+def variant(rs: RuntimeSolution, problem: GemmProblem, ep: Epilogue | None, gsu: int) -> postgsu.Variant:
+    """The conversion kernel the runtime asks for on this call."""
+    pt = rs.problem_type
+    feat = epilogue_features(pt)
+    bias_type = None
+    if feat.bias_read:
+        bias_type = ep.args.bias_type if ep is not None and ep.args.bias_type is not None else feat.bias_types[0]
+    return postgsu.Variant(pt, bias_type, postgsu.bucket(gsu), postgsu.launch_vector_width(pt, [problem]))
+
+
+def slices_written(rs: RuntimeSolution, problem: GemmProblem, gsu: int, ws: np.ndarray) -> set[Tile]:
+    """Tiles of which some slice in the workspace (its contents after the GEMM launch) was written."""
+    pt = rs.problem_type
+    m, n = problem.m, problem.n
+    batch = problem.batch if pt.num_indices_c == 3 else 1
+    count = gsu * m * n * batch
+    if not count:
+        return set()
+    changed = (ws[:count] != POISON).reshape(gsu, batch, n, m).any(axis=0)  # [b, n, m]
+    return compare.tiles_of(np.transpose(changed, (2, 1, 0)), rs.solution.macro_tile)
+
+
+def workgroups(rs: RuntimeSolution, problem: GemmProblem, vw: int, tiles: Iterable[Tile] | None) -> list[LaunchId]:
+    """The conversion workgroups to run: every one (`tiles` None), or those with an element of `tiles`."""
+    pt = rs.problem_type
+    total = postgsu.work_groups(pt, problem, vw)
+    if tiles is None:
+        return [(w, 0, 0) for w in range(total)]
+    mt0, mt1 = rs.solution.macro_tile
+    m, n = problem.m, problem.n
+    per_group = postgsu.THREADS * vw
+    wanted: set[int] = set()
+    for t0, t1, b in tiles:
+        i = np.arange(t0 * mt0, min((t0 + 1) * mt0, m))
+        j = np.arange(t1 * mt1, min((t1 + 1) * mt1, n))
+        flat = i[:, None] + m * j[None, :] + m * n * b
+        wanted.update(int(w) for w in np.unique(flat // per_group))
+    return [(w, 0, 0) for w in sorted(wanted)]
+
+
+def run(helper: Emulator, rs: RuntimeSolution, problem: GemmProblem, alpha: float, beta: float,
+        ep: Epilogue | None, gsu: int, memory: DeviceMemory, buffers: Mapping[str, int],
+        tiles: Iterable[Tile] | None) -> tuple[int, int]:
+    """The conversion launch after the GEMM launch of the same call (same memory, the GEMM's buffers by
+    name), over the workgroups holding `tiles` (all when None); returns (instructions, workgroups). The
+    caller checks the kernel is in `helper`."""
+    pt = rs.problem_type
+    v = variant(rs, problem, ep, gsu)
+    args = ep.args if ep is not None else None
+    call = postgsu.ConversionCall(problem, buffers, alpha, beta, gsu,
+                                  strides_e=args.strides_e if args else (),
+                                  stride_bias=args.stride_bias if args else 0,
+                                  factor_dim=args.factor_dim if args else 0,
+                                  activation=args.activation if args else 0,
+                                  activation_args=args.activation_args if args else ())
+    ids = workgroups(rs, problem, v.vw, tiles)
+    if not ids:
+        return 0, 0
+    stats = helper.launch(v.name, grid=(postgsu.work_groups(pt, problem, v.vw), 1, 1),
+                          block=(postgsu.THREADS, 1, 1), kernargs=postgsu.pack_arguments_of(pt, call), memory=memory,
+                          workgroups=ids)
+    return stats.instructions, len(ids)
