@@ -14,6 +14,7 @@ from tensile_lite.emu import CodeObjectError, Emulator, EmulatorError
 from tensile_lite.verify import contract, conversion, grouped, library
 from tensile_lite.verify.errors import NotVerifiable, VerifyError
 from tensile_lite.verify.launch import run_case
+from tensile_lite.verify.mapping import TileOrder
 from tensile_lite.verify.predicates import Call, evaluate
 from tensile_lite.verify.problems import Case, cases
 from tensile_lite.verify.reference import check_types
@@ -152,10 +153,7 @@ def _verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int, p
         problems += 1
         workgroups += result.workgroups
         instructions += result.instructions
-        ran = f"{result.workgroups} of {result.grid} workgroups" if result.workgroups != result.grid \
-            else f"{result.grid} workgroups"
-        if result.order is not None:
-            ran += f", tiles in {result.order.name} order"
+        ran = _ran(result.workgroups, result.grid, result.order)
         if result.conversion_workgroups:
             ran += f", then {result.conversion_workgroups} conversion workgroups"
         progress(f"  {c.describe()}: {'ok' if result.error is None else 'FAILED'} ({ran}, {result.seconds:.1f} s)")
@@ -164,6 +162,12 @@ def _verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int, p
         notes += result.notes
     return outcome(FAILED if failures else PASSED, failures=tuple(failures), notes=tuple(notes), problems=problems,
                    workgroups=workgroups, instructions=instructions)
+
+
+def _ran(workgroups: int, grid: int, order: TileOrder | None) -> str:
+    """What a launch ran, for the progress line: its workgroups and the order its tiles took."""
+    ran = f"{workgroups} of {grid} workgroups" if workgroups != grid else f"{grid} workgroups"
+    return ran if order is None else f"{ran}, tiles in {order.name} order"
 
 
 def _verify_grouped(k: library.LibraryKernel, emu: Emulator, rs: RuntimeSolution, todo: list[Case],
@@ -189,10 +193,7 @@ def _verify_grouped(k: library.LibraryKernel, emu: Emulator, rs: RuntimeSolution
         problems += len(result.cases)
         workgroups += result.workgroups
         instructions += result.instructions
-        ran = f"{result.workgroups} of {result.grid} workgroups" if result.workgroups != result.grid \
-            else f"{result.grid} workgroups"
-        if result.order is not None:
-            ran += f", tiles in {result.order.name} order"
+        ran = _ran(result.workgroups, result.grid, result.order)
         progress(f"  {result.describe()}: {'ok' if not result.errors else 'FAILED'} ({ran}, "
                  f"{result.seconds:.1f} s)")
         failures += [Failure(_failure_name(arg_type, e), e.error) for e in result.errors]

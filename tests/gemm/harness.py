@@ -8,7 +8,9 @@ when beta is 0, or writes outside M x N x batch fails the comparison.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import attrs
 import numpy as np
@@ -557,3 +559,15 @@ def padded(pt: ProblemType, m: int, n: int, k: int, batch: int = 1, pad: int = 3
 
     return attrs.evolve(base, strides_a=strides("A"), strides_b=strides("B"), strides_c=strides("C"),
                         strides_d=strides("D"))
+
+
+def check_cases(built: Built, emu: Emulator, cases: Iterable[tuple[Any, ...]],
+                seed: Callable[[GemmProblem], int] = lambda problem: problem.k) -> None:
+    """Run `built` on each (problem, alpha, beta[, epilogue]) and check it, naming the failing case."""
+    for problem, alpha, beta, *rest in cases:
+        ep = rest[0] if rest else None
+        result = run(built, problem, alpha=alpha, beta=beta, emulator=emu, epilogue=ep, seed=seed(problem))
+        try:
+            result.check()
+        except AssertionError as exc:
+            raise AssertionError(f"{built.name} on {problem}, alpha {alpha}, beta {beta}, {ep}: {exc}") from None

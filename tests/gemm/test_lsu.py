@@ -30,13 +30,7 @@ def lsu_solution(pt, lsu: int, *, arch: str = "gfx942", mi: tuple[int, int, int]
 
 
 def _check(build, sol: Solution, cases: list[tuple[GemmProblem, float, float, Epilogue | None]]) -> None:
-    built, emu = build(sol)
-    for problem, alpha, beta, ep in cases:
-        result = harness.run(built, problem, alpha=alpha, beta=beta, emulator=emu, epilogue=ep, seed=problem.k)
-        try:
-            result.check()
-        except AssertionError as exc:
-            raise AssertionError(f"{built.name} on {problem}, alpha {alpha}, beta {beta}: {exc}") from None
+    harness.check_cases(*build(sol), cases)
 
 
 def _cases(sol: Solution) -> list[tuple[GemmProblem, float, float, Epilogue | None]]:

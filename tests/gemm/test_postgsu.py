@@ -37,13 +37,7 @@ def mb(pt, gsu: int, arch: str = "gfx942", **tuning: object) -> Solution:
 
 
 def _check(build, sol: Solution, cases) -> None:
-    built, emu = build(sol)
-    for problem, alpha, beta, ep in cases:
-        result = harness.run(built, problem, alpha=alpha, beta=beta, emulator=emu, epilogue=ep, seed=problem.k)
-        try:
-            result.check()
-        except AssertionError as exc:
-            raise AssertionError(f"{built.name} on {problem}, alpha {alpha}, beta {beta}, {ep}: {exc}") from None
+    harness.check_cases(*build(sol), cases)
 
 
 @pytest.mark.parametrize("gsu", [2, 3, 8, 20])

@@ -48,13 +48,7 @@ def _cases(sol: Solution) -> list[tuple[GemmProblem, float, float]]:
 
 
 def _check(build, sol: Solution, cases=None) -> None:
-    built, emu = build(sol)
-    for problem, alpha, beta in cases or _cases(sol):
-        result = harness.run(built, problem, alpha=alpha, beta=beta, emulator=emu, seed=problem.m)
-        try:
-            result.check()
-        except AssertionError as exc:
-            raise AssertionError(f"{built.name} on {problem}, alpha {alpha}, beta {beta}: {exc}") from None
+    harness.check_cases(*build(sol), cases or _cases(sol), seed=lambda problem: problem.m)
 
 
 def test_lane_layouts_follow_the_spec() -> None:
