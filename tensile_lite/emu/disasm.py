@@ -75,8 +75,9 @@ class CodeLayout:
 
 def code_layout(path: Path, kernels: frozenset[str] = frozenset()) -> CodeLayout:
     """Entry points (function symbols, and the named kernels whatever their symbol type) and their
-    extent: up to the next entry point or the end of `.text`. Branch labels that ended up in the
-    symbol table are not entry points, so they do not cut a kernel short."""
+    extent: the symbol's size when it has one (so the linker's fill between kernels is not decoded
+    as code), else up to the next entry point or the end of `.text`. Branch labels that ended up in
+    the symbol table are not entry points, so they do not cut a kernel short."""
     try:
         with Path(path).open("rb") as f:
             elf = ELFFile(f)
@@ -85,15 +86,16 @@ def code_layout(path: Path, kernels: frozenset[str] = frozenset()) -> CodeLayout
                 raise CodeObjectError(f"{path} has no .text section")
             lo, hi = text.header.sh_addr, text.header.sh_addr + text.header.sh_size
             symtab = elf.get_section_by_name(".symtab") or elf.get_section_by_name(".dynsym")
-            starts = sorted({(s.entry.st_value, s.name) for s in (symtab.iter_symbols() if symtab else ())
-                             if (s.entry.st_info.type == "STT_FUNC" or s.name in kernels)
-                             and lo <= s.entry.st_value < hi})
+            sized = sorted({(s.entry.st_value, s.name, s.entry.st_size)
+                            for s in (symtab.iter_symbols() if symtab else ())
+                            if (s.entry.st_info.type == "STT_FUNC" or s.name in kernels)
+                            and lo <= s.entry.st_value < hi})
     except (OSError, ELFError) as exc:
         raise CodeObjectError(f"cannot read {path}: {exc}") from exc
     ranges = {}
-    for n, (addr, name) in enumerate(starts):
-        end = starts[n + 1][0] if n + 1 < len(starts) else hi
-        ranges[name] = (addr, end)
+    for n, (addr, name, size) in enumerate(sized):
+        end = sized[n + 1][0] if n + 1 < len(sized) else hi
+        ranges[name] = (addr, min(end, addr + size) if size else end)
     return CodeLayout(ranges, hi - lo)
 
 

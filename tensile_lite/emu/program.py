@@ -86,6 +86,7 @@ def compile_program(kernel: str, instrs: tuple[Instr, ...], ctx: Ctx) -> Program
     ops: list[Op] = []
     problems: dict[str, str] = {}
     # fill after the last s_endpgm is padding, not code: it still raises if reached, but is no problem
+    # (kernels with an ELF symbol size never include it: disasm.code_layout stops at the size)
     last_end = max((n for n, ins in enumerate(instrs) if ins.base == "s_endpgm"), default=len(instrs))
     for n, ins in enumerate(instrs):
         try:

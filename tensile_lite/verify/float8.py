@@ -6,7 +6,9 @@ exponent and mantissa bits and the exponent bias, plus which codes are NaN or in
                            bf8 E5M2 bias 15, exponent 31 is infinity (mantissa 0) or NaN.
 
 The same mnemonics mean one encoding or the other by target, so the verifier picks the format from
-the library's architecture (`for_target`). Encoding is only defined for values the format holds
+the library's architecture (`for_target`). It is kept apart from the emulator's codec
+(emu/numeric.py) on purpose: a reference built with the emulator's own conversions could not catch
+their bugs. Encoding is only defined for values the format holds
 exactly (the verifier quantises first, elements.py); anything else is a programming error.
 """
 

@@ -30,9 +30,15 @@ def sample_library(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchai
     return out
 
 
+@pytest.fixture(scope="module")
+def library(sample_library: Path) -> Path:
+    """The built library a module's tests verify: the sample, unless the module builds its own."""
+    return sample_library
+
+
 @pytest.fixture
-def library_copy(sample_library: Path, tmp_path: Path) -> Path:
-    """A private copy of the sample library's output folder, free to corrupt."""
+def library_copy(library: Path, tmp_path: Path) -> Path:
+    """A private copy of the module's `library` output folder, free to corrupt."""
     dst = tmp_path / "out"
-    shutil.copytree(sample_library, dst)
+    shutil.copytree(library, dst)
     return dst

@@ -8,7 +8,6 @@ exactly what it affects.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -90,13 +89,6 @@ def library(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> P
     out = base / "out"
     assert tcl_main([f"--architecture={'_'.join(archs)}", "--jobs=2", str(logic), str(out), "HIP"]) == 0
     return out
-
-
-@pytest.fixture
-def library_copy(library: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / "out"
-    shutil.copytree(library, dst)
-    return dst
 
 
 def _verify(out: Path, keep: Callable[[Any], bool] = lambda k: True,

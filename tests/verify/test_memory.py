@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from elftools.elf.elffile import ELFFile
+
 from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.emu import Emulator
+from tensile_lite.emu.disasm import code_layout
 from tensile_lite.verify import select, verify_kernel
 from tensile_lite.verify.runner import _Emulators
 from tests.emu.kernels import KernelSpec, build
@@ -61,3 +64,22 @@ def test_fill_after_the_last_endpgm_is_not_a_problem(toolchain: Toolchain, tmp_p
     assert [i.mnemonic for i in emu.kernel("padded").program.instrs][-1] == "v_illegal"
     assert emu.problems("padded") == {}
     assert "v_illegal" in emu.problems("illegal")
+
+
+def test_sized_kernels_end_at_their_symbol_size(sample_library: Path) -> None:
+    """Our kernels carry an ELF symbol size: the emulator decodes exactly that much of each, never the
+    fill the linker puts between kernels (unsized symbols run to the next entry point instead)."""
+    objects = {k.code_object for k in select(sample_library)}
+    assert objects
+    for path in objects:
+        with path.open("rb") as f:
+            symtab = ELFFile(f).get_section_by_name(".symtab")
+            sized = {s.name: (s.entry.st_value, s.entry.st_value + s.entry.st_size)
+                     for s in symtab.iter_symbols() if s.entry.st_info.type == "STT_FUNC" and s.entry.st_size}
+        assert sized, path
+        layout = code_layout(path, frozenset(sized))
+        assert {name: layout.ranges[name] for name in sized} == sized
+        starts = sorted(start for start, _ in layout.ranges.values())
+        # some kernel ends before the next one starts: the gap is fill the size keeps out
+        assert any(end < nxt for (_, end), nxt in zip(sorted(sized.values()), starts[1:], strict=False)) \
+            or len(sized) == 1

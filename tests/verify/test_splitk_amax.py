@@ -7,7 +7,6 @@ launched through the argument table and UserArguments); and copies of it changed
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -74,13 +73,6 @@ def library(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> P
     out = base / "out"
     assert tcl_main(["--architecture=gfx942", "--jobs=2", str(logic), str(out), "HIP"]) == 0
     return out
-
-
-@pytest.fixture
-def library_copy(library: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / "out"
-    shutil.copytree(library, dst)
-    return dst
 
 
 def _placeholder(out: Path, prefix: str) -> Path:
