@@ -30,7 +30,11 @@ from tensile_lite.model import kernel_key
 
 _CLASSES = {"mfma": ("v_mfma", "v_smfmac"), "ds_read": ("ds_read", "ds_load"), "ds_write": ("ds_write", "ds_store"),
             "buffer_load": ("buffer_load",), "buffer_store": ("buffer_store",), "s_waitcnt": ("s_waitcnt", "s_wait_"),
-            "s_barrier": ("s_barrier",), "branch": ("s_branch", "s_cbranch"), "v_accvgpr": ("v_accvgpr",)}
+            "s_barrier": ("s_barrier",), "branch": ("s_branch", "s_cbranch"), "v_accvgpr": ("v_accvgpr",),
+            # ALU ops that pack sub-dword elements after guarded loads (CDNA may not rely on D16
+            # loads keeping the other half), and the D16 loads RDNA packs with instead
+            "pack_valu": ("v_lshl_or_b32", "v_perm_b32"), "d16_load": ("buffer_load_short_d16", "buffer_load_ubyte_d16",
+                                                                     "buffer_load_d16")}
 _INSN = re.compile(r"^\s+([a-z_0-9]+)\b.*//\s*([0-9A-F]+):", re.I)
 
 
@@ -61,18 +65,20 @@ def _disassembly(tc, co: Path) -> list[tuple[int, str]]:
     return out
 
 
-def _main_loop(insns: list[tuple[int, str]], raw: str) -> int:
-    """Instructions in the largest loop body (a backward branch), our proxy for one main-loop iteration.
+def _main_loop(insns: list[tuple[int, str]], raw: str) -> list[tuple[int, str]]:
+    """The instructions of the largest loop body (a backward branch), our proxy for one main-loop
+    iteration (both its vector-load and its guarded-load paths).
 
     The target comes from the SOPP encoding (simm16 words after the next instruction): objdump names only
     one of several labels at an address, so names cannot be trusted."""
-    best = 0
+    best: list[tuple[int, str]] = []
     for m in re.finditer(r"^\s+s_(?:cbranch_\w+|branch)\s+\S+\s*//\s*([0-9A-F]+):\s*([0-9A-F]{8})", raw, re.M):
         src = int(m.group(1), 16)
         simm = int(m.group(2)[4:], 16)
         dst = src + 4 + 4 * (simm - 0x10000 if simm & 0x8000 else simm)
-        if dst < src:
-            best = max(best, sum(1 for a, _ in insns if dst <= a <= src))
+        body = [i for i in insns if dst <= i[0] <= src]
+        if dst < src and len(body) > len(best):
+            best = body
     return best
 
 
@@ -83,6 +89,14 @@ def _mix(insns: list[tuple[int, str]]) -> dict[str, int]:
             if mnem.startswith(prefixes):
                 counts[cls] += 1
     return {cls: counts.get(cls, 0) for cls in _CLASSES}
+
+
+def _per_arch(rows: list[dict[str, Any]], cls: str) -> dict[str, dict[str, float]]:
+    """Per architecture: kernels, and the mean and max count of `cls` instructions in the main loop."""
+    by_arch: dict[str, list[int]] = collections.defaultdict(list)
+    for r in rows:
+        by_arch[r["arch"]].append(r["ours"]["main_loop_mix"][cls])
+    return {a: {"kernels": len(v), "mean": round(statistics.mean(v), 2), "max": max(v)} for a, v in sorted(by_arch.items())}
 
 
 def measure(limit: int | None = None) -> dict[str, Any]:
@@ -116,11 +130,12 @@ def measure(limit: int | None = None) -> dict[str, Any]:
                 raw = subprocess.run([str(tc.tool("llvm-objdump")), "-d", str(co)], capture_output=True,
                                      text=True, check=True).stdout
                 insns = _disassembly(tc, co)
+                loop = _main_loop(insns, raw)
                 md = info.metadata
                 ours = {"sgpr": md.get(".sgpr_count"), "vgpr": md.get(".vgpr_count"),
                         "agpr": (md.get(".agpr_count") or 0), "lds": md.get(".group_segment_fixed_size"),
                         "code_size": info.code_size, "instructions": len(insns), "mix": _mix(insns),
-                        "main_loop_instructions": _main_loop(insns, raw)}
+                        "main_loop_instructions": len(loop), "main_loop_mix": _mix(loop)}
                 row = {"kernel": name, "arch": sol.arch, "file": rel, "position": pos,
                        "generate_cpu_s": round(gen, 4), "assemble_link_wall_s": round(asm_s, 4),
                        "co_bytes": co.stat().st_size, "text_bytes": len(text),
@@ -164,6 +179,8 @@ def measure(limit: int | None = None) -> dict[str, Any]:
                                       "vgpr_plus_agpr": {"median": round(statistics.median(regs), 3),
                                                          "max": round(max(regs), 3), "n": len(regs)} if regs else None},
         "main_loop_instructions": {"median": statistics.median(loops), "max": max(loops)} if loops else None,
+        "main_loop_pack_valu": _per_arch(rows, "pack_valu"),
+        "main_loop_d16_loads": _per_arch(rows, "d16_load"),
         "per_kernel": rows,
     }
 

@@ -84,6 +84,10 @@ class Arch:
     # kernarg_preload; AMDGPUUsage "Preloaded Kernel Arguments"). LLVM accepts the directives on
     # gfx90a too; hipBLASLt enables the feature on gfx940 and later only, so do we.
     kernarg_preload: bool = False
+    # A D16 load (`*_d16`, `*_d16_hi`) leaves the other half of its VGPR as it was. Not so on the
+    # SRAM-ECC-capable CDNA parts, which write the other half with zeros (spec hardware_semantics.md
+    # §1; LLVM's d16PreservesUnusedBits), and one code object must work with ECC on or off.
+    d16_preserves_other_half: bool = False
 
     def __reduce__(self) -> tuple[object, tuple[str]]:
         # one record per target: unpickling looks it up again (its tables are read-only proxies)
@@ -198,7 +202,7 @@ def _rdna(name: str, version: tuple[int, int, int], family: str, tags: set[str])
         mubuf_offset=(0, (1 << 23) - 1) if gfx12 else (0, 4095),
         global_offset=(-(1 << 23), (1 << 23) - 1) if gfx12 else (-4096, 4095),
         mubuf_soffset_inline=not gfx12, fp8_format="ocp" if gfx12 else None, dpp_row_bcast=False,
-        hazards=_RDNA_HAZARDS, matrix=matrix_instructions_for(all_tags))
+        hazards=_RDNA_HAZARDS, matrix=matrix_instructions_for(all_tags), d16_preserves_other_half=True)
 
 
 _CDNA3 = {"gfx94x", "gfx90a+", "gfx94x+"}

@@ -42,6 +42,9 @@ class ArchInfo:
     # 16-bit VALU results: gfx9 zeroes the other half, gfx10+ keeps it.
     f16_write_zeroes_high: bool
     max_lds_bytes: int
+    # SRAM-ECC-capable targets (hardware_semantics.md §1): a D16 load writes the whole VGPR, so the
+    # other half becomes 0; without ECC (RDNA) the other half is kept, as the ISA text says.
+    d16_zeroes_other_half: bool
 
     def counter_names(self) -> tuple[str, ...]:
         seen: list[str] = []
@@ -62,12 +65,12 @@ _GFX12_COUNTERS = MappingProxyType({VMEM_LOAD: ("loadcnt",), VMEM_STORE: ("store
 
 def _cdna(gfx: str, family: str, fp8: str | None, flush: bool, lds: int) -> ArchInfo:
     return ArchInfo(gfx, family, (64,), True, fp8, "cdna", False, flush, _GFX9_COUNTERS,
-                    MappingProxyType({64: 8}), True, True, lds)
+                    MappingProxyType({64: 8}), True, True, lds, True)
 
 
 def _rdna(gfx: str, family: str, matrix: str, fp8: str | None, ttmp: bool, counters) -> ArchInfo:
     return ArchInfo(gfx, family, (32, 64), False, fp8, matrix, ttmp, False, counters,
-                    MappingProxyType({32: 8, 64: 4}), False, False, 65536)
+                    MappingProxyType({32: 8, 64: 4}), False, False, 65536, False)
 
 
 ARCHS: Mapping[str, ArchInfo] = MappingProxyType({

@@ -113,7 +113,7 @@ def _load_sink(d: Operand, ctx: Ctx, nbytes: int, form: str) -> tuple[Callable[[
             wr(w, v.reshape(w.lanes, 1))
         return ext, keys
     half = 1 if form.startswith("hi") else 0
-    wr16 = write_b16(d, ctx, half, False, check=False)
+    wr16 = write_b16(d, ctx, half, ctx.arch.d16_zeroes_other_half, check=False)
     kind = "16" if form in ("lo16", "hi16") else form.split("_", 1)[1]
 
     def d16(w: Wave, data: np.ndarray) -> None:

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 from elftools.elf.elffile import ELFFile
 
 from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
@@ -28,6 +27,7 @@ from tensile_lite.verify.runner import _Emulators
 from tensile_lite.verify.runtime_view import runtime_solution
 from tests.shared import dev_logic_files
 from tests.verify.corrupt import edit_entries, patch_instruction
+from tests.verify.trimmed import write_trimmed
 
 # dev-set file -> (solution positions kept, a change of its problem type or None, name of the copy)
 F8H = "aquavanjaram_Cijk_Ailk_Bljk_F8H_HHS_BH_Bias_HAS_SAB_SAV_UserArgs.yaml"  # gfx942, f16 with fp8 A
@@ -46,17 +46,6 @@ PICKS: dict[str, tuple[str, tuple[int, ...], dict[str, Any] | None]] = {
     "all_" + INT8: ("gfx1201", (14,), {"ActivationType": "all"}),  # abs, leakyrelu, clippedrelu too
 }
 MULTIPLE_BUFFER = {"gfx942": 8, "gfx1100": 4}  # the GSU of each library's MultipleBuffer solution
-
-
-def _trim(doc: list[Any], keep: tuple[int, ...], change: dict[str, Any] | None) -> list[Any]:
-    """Only the solutions at positions `keep` and the table rows naming them (renumbered)."""
-    renumber = {old: new for new, old in enumerate(keep)}
-    doc[5] = [doc[5][i] for i in keep]
-    doc[7] = [[row[0], [renumber[row[1][0]], *row[1][1:]]] for row in doc[7] or () if row[1][0] in renumber]
-    if change:
-        for pt in [doc[4]] + [sol["ProblemType"] for sol in doc[5]]:
-            pt.update(change)
-    return doc
 
 
 def _archs() -> list[str]:
@@ -84,8 +73,7 @@ def library(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> P
         if source not in files:
             pytest.skip(f"the dev set has no {source}")
         if arch in archs:
-            doc = yaml.load(files[source].read_text(), Loader=yaml.CSafeLoader)
-            (logic / name).write_text(yaml.dump(_trim(doc, keep, change), Dumper=yaml.CSafeDumper))
+            write_trimmed(files[source], logic / name, keep, change)
     out = base / "out"
     assert tcl_main([f"--architecture={'_'.join(archs)}", "--jobs=2", str(logic), str(out), "HIP"]) == 0
     return out

@@ -8,8 +8,11 @@ Two forms, chosen per tile at run time:
 
 Element loads exist because the hardware's treatment of a vector load that straddles the end of a
 buffer is chip-dependent; an element either lies wholly inside the bound or wholly outside.
-1-byte elements are loaded into 16-bit halves (two registers per four elements) and packed once
-they arrive, so both forms leave the same bytes in the tile registers.
+Elements narrower than a dword are packed so that both forms leave the same bytes in the tile
+registers. Where D16 loads keep the other half of their register (RDNA), 16-bit elements load
+straight into their halves and bytes into 16-bit halves that one v_perm packs. On CDNA, whose
+SRAM-ECC parts zero the other half (spec hardware_semantics.md §1), every element is loaded
+zero-extended into a register of its own and shifted into place with v_lshl_or_b32.
 """
 
 from __future__ import annotations
@@ -86,6 +89,8 @@ def guarded_loads(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
             mods = Buf(offen=True, offset=(cc + el) * op.bpe)
             if op.bpe == 4:
                 e(isa.buffer_load_dword(o.tile[n * rpl + el], v[1], o.srd, e.soff0, mods=mods))
+            elif not e.plan.arch.d16_preserves_other_half:
+                _load_zero_extended(e, op, o, n, el, v[1], mods)
             elif op.bpe == 2:
                 dst = o.tile[n * rpl + el // 2]
                 loader = isa.buffer_load_short_d16_hi if el % 2 else isa.buffer_load_short_d16
@@ -95,8 +100,37 @@ def guarded_loads(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
             else:
                 loader = isa.buffer_load_ubyte_d16_hi if el % 2 else isa.buffer_load_ubyte_d16
                 e(loader(_byte_half_reg(e, op, o, n, el), v[1], o.srd, e.soff0, mods=mods))
-        if op.bpe == 1 and op.vector > 1:
+        if op.bpe == 1 and op.vector > 1 and e.plan.arch.d16_preserves_other_half:
             _pack_bytes(e, op, o, n)
+
+
+# Scratch VGPRs for elements waiting to be shifted into their dword (vtmp[0:2] hold addresses).
+_PACK_SCRATCH = slice(2, 8)
+
+
+def _load_zero_extended(e: Emitter, op: OperandPlan, o: OperandRegs, n: int, el: int, address: Reg,
+                        mods: Buf) -> None:
+    """Load sub-dword element `el` of load `n` without D16: the first element of each dword goes
+    to the tile register (its upper bits zero), the others to scratch registers that are shifted
+    into it once a batch of dwords (as many as the scratch holds) has arrived."""
+    isa = e.isa
+    per_dword = 4 // op.bpe
+    scratch = e.r.vtmp[_PACK_SCRATCH]
+    batch = len(scratch) // (per_dword - 1) * per_dword   # elements per batch
+    first, pos = divmod(el % batch, per_dword)
+    dst = o.tile[n * op.regs_per_load + el // per_dword]
+    load = isa.buffer_load_ushort if op.bpe == 2 else isa.buffer_load_ubyte
+    target = dst if pos == 0 else scratch[first * (per_dword - 1) + pos - 1]
+    e(load(target, address, o.srd, e.soff0, mods=mods))
+    if el % batch == batch - 1 or el == op.vector - 1:
+        e.wait(vmcnt=0)
+        start = el - el % batch
+        for later in range(start, el + 1):
+            group, pos = divmod(later - start, per_dword)
+            if pos:
+                e(isa.v_lshl_or_b32(o.tile[n * op.regs_per_load + later // per_dword],
+                                    scratch[group * (per_dword - 1) + pos - 1], 8 * op.bpe * pos,
+                                    o.tile[n * op.regs_per_load + later // per_dword]))
 
 
 def _byte_half_reg(e: Emitter, op: OperandPlan, o: OperandRegs, n: int, el: int) -> Reg:
