@@ -108,29 +108,38 @@ def guarded_loads(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
 _PACK_SCRATCH = slice(2, 8)
 
 
+def _pack_batch(op: OperandPlan) -> int:
+    """Elements loaded before they are packed: whole dwords, as many as the scratch can wait for."""
+    per_dword = 4 // op.bpe
+    return (_PACK_SCRATCH.stop - _PACK_SCRATCH.start) // (per_dword - 1) * per_dword
+
+
+def _zero_extended_slot(e: Emitter, op: OperandPlan, o: OperandRegs, n: int, el: int) -> tuple[Reg, Reg | None, int]:
+    """Where sub-dword element `el` of load `n` goes: (its tile dword, the scratch register it is
+    loaded into first, or None for the first element of the dword, and its bit offset there)."""
+    per_dword = 4 // op.bpe
+    group, pos = divmod(el % _pack_batch(op), per_dword)
+    dword = o.tile[n * op.regs_per_load + el // per_dword]
+    scratch = e.r.vtmp[_PACK_SCRATCH][group * (per_dword - 1) + pos - 1] if pos else None
+    return dword, scratch, 8 * op.bpe * pos
+
+
 def _load_zero_extended(e: Emitter, op: OperandPlan, o: OperandRegs, n: int, el: int, address: Reg,
                         mods: Buf) -> None:
-    """Load sub-dword element `el` of load `n` without D16: the first element of each dword goes
-    to the tile register (its upper bits zero), the others to scratch registers that are shifted
-    into it once a batch of dwords (as many as the scratch holds) has arrived."""
+    """Load sub-dword element `el` of load `n` without D16 (zero-extended, into its dword or into
+    scratch); at the end of a batch or of the vector, wait and shift the scratch into the dwords."""
     isa = e.isa
-    per_dword = 4 // op.bpe
-    scratch = e.r.vtmp[_PACK_SCRATCH]
-    batch = len(scratch) // (per_dword - 1) * per_dword   # elements per batch
-    first, pos = divmod(el % batch, per_dword)
-    dst = o.tile[n * op.regs_per_load + el // per_dword]
+    dword, scratch, _ = _zero_extended_slot(e, op, o, n, el)
     load = isa.buffer_load_ushort if op.bpe == 2 else isa.buffer_load_ubyte
-    target = dst if pos == 0 else scratch[first * (per_dword - 1) + pos - 1]
-    e(load(target, address, o.srd, e.soff0, mods=mods))
-    if el % batch == batch - 1 or el == op.vector - 1:
-        e.wait(vmcnt=0)
-        start = el - el % batch
-        for later in range(start, el + 1):
-            group, pos = divmod(later - start, per_dword)
-            if pos:
-                e(isa.v_lshl_or_b32(o.tile[n * op.regs_per_load + later // per_dword],
-                                    scratch[group * (per_dword - 1) + pos - 1], 8 * op.bpe * pos,
-                                    o.tile[n * op.regs_per_load + later // per_dword]))
+    e(load(scratch or dword, address, o.srd, e.soff0, mods=mods))
+    batch = _pack_batch(op)
+    if el % batch != batch - 1 and el != op.vector - 1:
+        return
+    e.wait(vmcnt=0)
+    for earlier in range(el - el % batch, el + 1):
+        dword, scratch, shift = _zero_extended_slot(e, op, o, n, earlier)
+        if scratch is not None:
+            e(isa.v_lshl_or_b32(dword, scratch, shift, dword))
 
 
 def _byte_half_reg(e: Emitter, op: OperandPlan, o: OperandRegs, n: int, el: int) -> Reg:
