@@ -14,9 +14,29 @@ import attrs
 import numpy as np
 
 from tensile_lite.emu.arch import ArchInfo
-from tensile_lite.emu.errors import CodeObjectError, UnsupportedInstruction
-from tensile_lite.emu.operands import EXEC_HI, EXEC_LO, NULL, SCALAR_SLOTS, TTMP0, VCC_LO, Instr, Operand
-from tensile_lite.emu.state import SCALAR_KEY, Wave, int_from_mask, mask_from_int
+from tensile_lite.emu.errors import CodeObjectError, HazardError, UnsupportedInstruction
+from tensile_lite.emu.hazards import WaitStates
+from tensile_lite.emu.operands import (
+    EXEC_HI,
+    EXEC_LO,
+    NULL,
+    SCALAR_SLOTS,
+    TTMP0,
+    VCC_LO,
+    Instr,
+    Operand,
+    scalar_slot_name,
+)
+from tensile_lite.emu.state import (
+    MATRIX_WRITE,
+    READ,
+    SCALAR_KEY,
+    TRANS_READ,
+    WRITE,
+    Wave,
+    int_from_mask,
+    mask_from_int,
+)
 
 U16 = np.uint16
 U32 = np.uint32
@@ -50,6 +70,13 @@ class Ctx:
     check_hazards: bool
     max_lds: int
     address_index: Mapping[int, int] = attrs.field(factory=dict, hash=False)
+    # Wait states the target does not interlock (CDNA), None where it interlocks everything.
+    hazards: WaitStates | None = None
+
+    @property
+    def timed(self) -> WaitStates | None:
+        """The wait-state table to enforce: None when hazards are not checked or all interlocked."""
+        return self.hazards if self.check_hazards else None
 
     @property
     def scratch(self) -> int:
@@ -127,14 +154,25 @@ def const_bits(op: Operand, width: int, kind: str) -> int:
     return v & ((1 << width) - 1)
 
 
-def _specials(op: Operand) -> Reader:
+def _specials(op: Operand, ctx: Ctx | None = None) -> Reader:
+    """scc, src_execz, src_vccz, null; `ctx` given for a VALU source, whose execz/vccz CDNA derives
+    from exec/vcc only 5 wait states after a VALU wrote them."""
     name = op.name
     if name in ("scc", "src_scc"):
         return lambda w: U32(w.scc)
-    if name == "src_execz":
-        return lambda w: U32(w.exec_value() == 0)
-    if name == "src_vccz":
-        return lambda w: U32(_vcc(w) == 0)
+    if name in ("src_execz", "src_vccz"):
+        zero = (lambda w: w.exec_value() == 0) if name == "src_execz" else (lambda w: _vcc(w) == 0)
+        slots = (EXEC_LO, EXEC_HI) if name == "src_execz" else (VCC_LO, VCC_LO + 1)
+        t = ctx.timed if ctx is not None else None
+        guard = valu_sgpr_guard(slots, ctx, t.valu_mask_then_z_source, f"read as {name} by a VALU") \
+            if t is not None and ctx is not None else None
+        if guard is None:
+            return lambda w: U32(zero(w))
+
+        def checked(w: Wave):
+            guard(w)
+            return U32(zero(w))
+        return checked
     if name == "null":
         return lambda w: U32(0)
     raise UnsupportedInstruction(f"operand {op.text} cannot be read")
@@ -148,8 +186,50 @@ def _vcc(w: Wave) -> int:
 # ---------------------------------------------------------------------------------------------
 # 32-bit readers
 
-def read_b32(op: Operand, ctx: Ctx) -> Reader:
-    """Raw 32 bits of an operand (register, constant or special); source modifiers not applied."""
+def valu_sgpr_guard(slots: tuple[int, ...], ctx: Ctx, need: int, what: str) -> Callable[[Wave], None] | None:
+    """A check that no VALU wrote one of the scalar `slots` fewer than `need` wait states ago (the
+    hazards of a VALU-written SGPR read by what follows, hazards.WaitStates), or None if none applies."""
+    if need <= 0 or ctx.timed is None:
+        return None
+
+    def guard(w: Wave) -> None:
+        hit = w.valu_wrote(slots, w.sclock, need)
+        if hit is not None:
+            raise HazardError(f"{scalar_slot_name(hit)} {what} {w.clock - w.sclock[hit] - 1} wait states after a "
+                              f"VALU wrote it; the hardware needs {need} (s_nop {need - 1} or independent "
+                              "instructions) and does not wait by itself")
+    return guard
+
+
+def valu_vgpr_guard(first: int, count: int, ctx: Ctx, need: int, what: str) -> Callable[[Wave], None] | None:
+    """A check that no VALU wrote VGPR-file columns first..first+count-1 fewer than `need` wait
+    states ago, or None if none applies."""
+    if need <= 0 or ctx.timed is None:
+        return None
+    cols = tuple(range(first, first + count))
+    accum = ctx.accum_offset
+
+    def guard(w: Wave) -> None:
+        hit = w.valu_wrote(cols, w.vclock, need)
+        if hit is not None:
+            name = f"a{hit - accum}" if accum is not None and hit >= accum else f"v{hit}"
+            raise HazardError(f"{name} {what} {w.clock - w.vclock[hit] - 1} wait states after a VALU wrote it; "
+                              f"the hardware needs {need} (s_nop {need - 1} or independent instructions) "
+                              "and does not wait by itself")
+    return guard
+
+
+def _valu_sgpr_reads(i: int, n: int, ctx: Ctx, what: str) -> Callable[[Wave], None] | None:
+    """gfx940+: a VALU reading an SGPR a VALU wrote just before (no interlock there)."""
+    t = ctx.timed
+    if t is None or what not in (READ, TRANS_READ):
+        return None
+    return valu_sgpr_guard(tuple(range(i, i + n)), ctx, t.valu_sgpr_then_valu, "read by a VALU")
+
+
+def read_b32(op: Operand, ctx: Ctx, what: str = READ) -> Reader:
+    """Raw 32 bits of an operand (register, constant or special); source modifiers not applied.
+    `what`: how the instruction reads it (state.READ for VALU, MEM_READ for memory instructions)."""
     if op.kind in ("vgpr", "agpr", "scratch"):
         i = vgpr_index(op, ctx, 1)
         if ctx.check_hazards:
@@ -157,7 +237,7 @@ def read_b32(op: Operand, ctx: Ctx) -> Reader:
 
             def rd(w: Wave, i=i, keys=keys):
                 if w.pending:
-                    w.check(keys, "read")
+                    w.check(keys, what)
                 return w.v[:, i]
             return rd
         return lambda w, i=i: w.v[:, i]
@@ -165,26 +245,29 @@ def read_b32(op: Operand, ctx: Ctx) -> Reader:
         i = scalar_index(op, ctx, 1)
         if ctx.check_hazards:
             keys = skeys(i, 1)
+            guard = _valu_sgpr_reads(i, 1, ctx, what)
 
             def rds(w: Wave, i=i, keys=keys):
                 if w.pending:
                     w.check(keys, "read")
+                if guard is not None:
+                    guard(w)
                 return U32(w.s[i])
             return rds
         return lambda w, i=i: U32(w.s[i])
     if op.kind == "const":
         c = U32(const_bits(op, 32, "int"))
         return lambda w: c
-    return _specials(op)
+    return _specials(op, ctx)
 
 
-def read_f32(op: Operand, ctx: Ctx) -> Reader:
+def read_f32(op: Operand, ctx: Ctx, what: str = READ) -> Reader:
     """An operand as f32 with abs/neg applied (and subnormals flushed if the kernel asks for it)."""
     if op.kind == "const":
         c = np.array(const_bits(op, 32, "float"), U32).view(F32)[()]
         c = _apply_float_mods(c, op)
         return lambda w: c
-    raw = read_b32(op, ctx)
+    raw = read_b32(op, ctx, what)
     neg, ab, flush = op.neg, op.abs, ctx.flush_f32
     if not (neg or ab or flush):
         return lambda w: _as_f32(raw(w))
@@ -258,7 +341,7 @@ def read_f16(op: Operand, ctx: Ctx, half: int) -> Reader:
 # ---------------------------------------------------------------------------------------------
 # 64-bit readers
 
-def read_b64(op: Operand, ctx: Ctx, kind: str = "int") -> Reader:
+def read_b64(op: Operand, ctx: Ctx, kind: str = "int", what: str = READ) -> Reader:
     if op.kind in ("vgpr", "agpr"):
         i = vgpr_index(op, ctx, 2)
         keys = vkeys(i, 2)
@@ -266,32 +349,35 @@ def read_b64(op: Operand, ctx: Ctx, kind: str = "int") -> Reader:
 
         def rd(w: Wave):
             if check and w.pending:
-                w.check(keys, "read")
+                w.check(keys, what)
             return np.ascontiguousarray(w.v[:, i:i + 2]).view(U64).reshape(-1)
         return rd
     if op.kind == "sgpr":
         i = scalar_index(op, ctx, 2)
         keys = skeys(i, 2)
         check = ctx.check_hazards
+        guard = _valu_sgpr_reads(i, 2, ctx, what)
 
         def rds(w: Wave):
             if check and w.pending:
                 w.check(keys, "read")
+            if guard is not None:
+                guard(w)
             return U64(w.s[i] | (w.s[i + 1] << 32))
         return rds
     if op.kind == "const":
         c = U64(const_bits(op, 64, kind))
         return lambda w: c
-    r = _specials(op)
+    r = _specials(op, ctx)
     return lambda w: U64(r(w))
 
 
-def read_f64(op: Operand, ctx: Ctx) -> Reader:
+def read_f64(op: Operand, ctx: Ctx, what: str = READ) -> Reader:
     if op.kind == "const":
         c = np.array(const_bits(op, 64, "float"), U64).view(F64)[()]
         c = _apply_float_mods(c, op)
         return lambda w: c
-    raw = read_b64(op, ctx, "float")
+    raw = read_b64(op, ctx, "float", what)
     neg, ab = op.neg, op.abs
 
     def rd(w: Wave):
@@ -304,15 +390,17 @@ def read_f64(op: Operand, ctx: Ctx) -> Reader:
     return rd
 
 
-def read_vector_block(op: Operand, ctx: Ctx, count: int) -> Callable[[Wave], np.ndarray]:
-    """`count` consecutive VGPRs/AGPRs of every lane as a contiguous (lanes, count) uint32 copy."""
+def read_vector_block(op: Operand, ctx: Ctx, count: int, what: str = READ, *,
+                      check: bool = True) -> Callable[[Wave], np.ndarray]:
+    """`count` consecutive VGPRs/AGPRs of every lane as a contiguous (lanes, count) uint32 copy
+    (check=False: the caller checks the registers itself)."""
     i = vgpr_index(op, ctx, count)
     keys = vkeys(i, count)
-    check = ctx.check_hazards
+    check = check and ctx.check_hazards
 
     def rd(w: Wave) -> np.ndarray:
         if check and w.pending:
-            w.check(keys, "read")
+            w.check(keys, what)
         return np.ascontiguousarray(w.v[:, i:i + count])
     return rd
 
@@ -321,14 +409,18 @@ def read_vector_block(op: Operand, ctx: Ctx, count: int) -> Callable[[Wave], np.
 # Writers
 
 def write_b32(op: Operand, ctx: Ctx) -> Writer:
+    """A VALU's 32-bit VGPR destination."""
     if op.kind in ("vgpr", "agpr", "scratch"):
         i = vgpr_index(op, ctx, 1)
         keys = vkeys(i, 1)
         check = ctx.check_hazards
+        stamp = ctx.timed is not None
 
         def wr(w: Wave, vals) -> None:
             if check and w.pending:
-                w.check(keys, "written")
+                w.check(keys, WRITE)
+            if stamp:
+                w.vclock[i] = w.clock
             if w.exec_full:
                 w.v[:, i] = vals
             else:
@@ -338,16 +430,20 @@ def write_b32(op: Operand, ctx: Ctx) -> Writer:
 
 
 def write_b16(op: Operand, ctx: Ctx, half: int, zero_other: bool, *, check: bool = True) -> Writer:
-    """Store uint16 values into one half of a VGPR; the other half is kept or zeroed."""
+    """Store uint16 values into one half of a VGPR; the other half is kept or zeroed. Loads pass
+    check=False (they are checked when they issue, and are no VALU writes)."""
     i = vgpr_index(op, ctx, 1)
     keys = vkeys(i, 1)
+    stamp = check and ctx.timed is not None
     check = check and ctx.check_hazards
     shift = U32(16 * half)
     keep = U32(0) if zero_other else U32(0xFFFF0000 if half == 0 else 0x0000FFFF)
 
     def wr(w: Wave, vals) -> None:
         if check and w.pending:
-            w.check(keys, "written")
+            w.check(keys, WRITE)
+        if stamp:
+            w.vclock[i] = w.clock
         new = (w.v[:, i] & keep) | (np.asarray(vals, dtype=U16).astype(U32) << shift)
         if w.exec_full:
             w.v[:, i] = new
@@ -356,19 +452,25 @@ def write_b16(op: Operand, ctx: Ctx, half: int, zero_other: bool, *, check: bool
     return wr
 
 
-def write_block(op: Operand, ctx: Ctx, count: int, *, check: bool = True) -> Callable[[Wave, np.ndarray], None]:
+def write_block(op: Operand, ctx: Ctx, count: int, *, check: bool = True,
+                matrix: bool = False) -> Callable[[Wave, np.ndarray], None]:
     """Store a (lanes, count) uint32 array into `count` consecutive VGPRs under exec.
 
     Loads pass check=False: whether they may overwrite a register with a load in flight is decided
-    when the load is issued (two in-order loads of one kind may).
+    when the load is issued (two in-order loads of one kind may). MFMAs pass matrix=True: their D
+    is no VALU write for the VALU-to-MFMA hazards and may follow an MFMA on the same registers.
     """
     i = vgpr_index(op, ctx, count)
     keys = vkeys(i, count)
+    stamp = check and not matrix and ctx.timed is not None
     check = check and ctx.check_hazards
+    what = MATRIX_WRITE if matrix else WRITE
 
     def wr(w: Wave, vals: np.ndarray) -> None:
         if check and w.pending:
-            w.check(keys, "written")
+            w.check(keys, what)
+        if stamp:
+            w.vclock[i:i + count] = [w.clock] * count
         if w.exec_full:
             w.v[:, i:i + count] = vals
         else:
@@ -452,8 +554,10 @@ def sread(op: Operand, ctx: Ctx, width: int = 32) -> Callable[[Wave], int]:
     raise UnsupportedInstruction(f"{op.text} cannot be a scalar source")
 
 
-def swrite(op: Operand, ctx: Ctx, width: int = 32) -> Callable[[Wave, int], None]:
-    """Store an int into a scalar destination (masking to width); writes to exec refresh the mask."""
+def swrite(op: Operand, ctx: Ctx, width: int = 32, *, valu: bool = False) -> Callable[[Wave, int], None]:
+    """Store an int into a scalar destination (masking to width); writes to exec refresh the mask.
+    `valu`: the writer is a VALU (v_cmp, v_readlane, carries), whose SGPR writes later readers
+    must wait for on CDNA (hazards.WaitStates)."""
     if op.kind == "special" and op.name == "null":
         return lambda w, v: None
     n = 2 if width == 64 else 1
@@ -462,11 +566,14 @@ def swrite(op: Operand, ctx: Ctx, width: int = 32) -> Callable[[Wave, int], None
         return lambda w, v: None
     keys = skeys(i, n)
     check = ctx.check_hazards
+    stamp = valu and ctx.timed is not None
     touches_exec = i in (EXEC_LO, EXEC_HI) or (n == 2 and i + 1 in (EXEC_LO, EXEC_HI))
     if n == 1:
         def w1(w: Wave, v: int) -> None:
             if check and w.pending:
                 w.check(keys, "written")
+            if stamp:
+                w.sclock[i] = w.clock
             w.s[i] = v & MASK32
             if touches_exec:
                 w.refresh_exec()
@@ -475,6 +582,8 @@ def swrite(op: Operand, ctx: Ctx, width: int = 32) -> Callable[[Wave, int], None
     def w2(w: Wave, v: int) -> None:
         if check and w.pending:
             w.check(keys, "written")
+        if stamp:
+            w.sclock[i] = w.sclock[i + 1] = w.clock
         w.s[i] = v & MASK32
         w.s[i + 1] = (v >> 32) & MASK32
         if touches_exec:
@@ -483,15 +592,22 @@ def swrite(op: Operand, ctx: Ctx, width: int = 32) -> Callable[[Wave, int], None
 
 
 def lane_mask_reader(op: Operand, ctx: Ctx) -> Callable[[Wave], np.ndarray]:
-    """A lane-mask operand (vcc, an SGPR pair, or one SGPR on wave32) as a boolean lane array."""
+    """A VALU's lane-mask operand (vcc, an SGPR pair, or one SGPR on wave32) as a boolean lane array."""
     r = sread(op, ctx, 64 if ctx.lanes == 64 else 32)
     lanes = ctx.lanes
+    guard = _valu_sgpr_reads(op.index, ctx.lanes // 32, ctx, READ) if op.kind == "sgpr" else None
+    if guard is not None:
+        def checked(w: Wave) -> np.ndarray:
+            guard(w)
+            return mask_from_int(r(w), lanes)
+        return checked
     return lambda w: mask_from_int(r(w), lanes)
 
 
 def lane_mask_writer(op: Operand, ctx: Ctx) -> Callable[[Wave, np.ndarray], None]:
-    """Store a boolean lane array as a lane mask; inactive lanes write 0 (as VOPC and carries do)."""
-    wr = swrite(op, ctx, 64 if ctx.lanes == 64 else 32)
+    """A VALU's lane-mask destination: a boolean lane array stored as a mask; inactive lanes write 0
+    (as VOPC and carries do)."""
+    wr = swrite(op, ctx, 64 if ctx.lanes == 64 else 32, valu=True)
 
     def store(w: Wave, mask: np.ndarray) -> None:
         m = np.broadcast_to(mask, (w.lanes,))

@@ -26,6 +26,7 @@ from tensile_lite.emu.arch import ArchInfo, arch_info, gfx_from_e_flags, gfx_fro
 from tensile_lite.emu.descriptor import KernelDescriptor
 from tensile_lite.emu.disasm import CodeLayout, Disassembly, code_layout, decode_line, disassemble
 from tensile_lite.emu.errors import CodeObjectError, EmulatorError, HazardError, LaunchError
+from tensile_lite.emu.hazards import wait_states_for
 from tensile_lite.emu.memory import DeviceMemory
 from tensile_lite.emu.operands import TTMP0
 from tensile_lite.emu.program import Program, compile_program
@@ -157,7 +158,7 @@ class Emulator:
         vgprs = desc.allocated_vgprs(arch, lanes)
         ctx = Ctx(arch=arch, lanes=lanes, kernel=name, vgprs=vgprs, accum_offset=accum,
                   sgprs=desc.allocated_sgprs(arch), flush_f32=desc.float_denorm_mode_32 != 3,
-                  check_hazards=self.check_hazards, max_lds=arch.max_lds_bytes)
+                  check_hazards=self.check_hazards, max_lds=arch.max_lds_bytes, hazards=wait_states_for(arch))
         program = compile_program(name, instrs, ctx)
         return KernelImage(name, arch, desc, dict(info.metadata), lanes, program)
 
@@ -253,6 +254,7 @@ class Emulator:
         try:
             while True:
                 r = ops[pc](w)
+                w.clock += 1
                 n += 1
                 if r is None:
                     pc += 1
@@ -335,7 +337,6 @@ def _make_waves(image: KernelImage, wg: Workgroup, wg_id: tuple[int, int, int], 
         if arch.wg_ids_in_ttmp:
             w.s[TTMP0 + 9] = wg_id[0]
             w.s[TTMP0 + 7] = (wg_id[1] & 0xFFFF) | ((wg_id[2] & 0xFFFF) << 16)
-        w.scc = 0
         w.set_exec((1 << (last - first)) - 1)
         waves.append(w)
     return waves

@@ -15,8 +15,20 @@ from types import MappingProxyType
 import attrs
 import numpy as np
 
-from tensile_lite.emu.access import F32, F64, U32, Ctx, const_bits, read_vector_block, write_block
-from tensile_lite.emu.errors import EmulatorError, UnsupportedInstruction
+from tensile_lite.emu.access import (
+    F32,
+    F64,
+    U32,
+    Ctx,
+    const_bits,
+    read_vector_block,
+    valu_sgpr_guard,
+    valu_vgpr_guard,
+    vgpr_index,
+    write_block,
+)
+from tensile_lite.emu.errors import EmulatorError, HazardError, UnsupportedInstruction
+from tensile_lite.emu.hazards import MatrixTiming, matrix_timing
 from tensile_lite.emu.numeric import (
     FP8_FORMATS,
     bf16_bits_to_f32,
@@ -25,8 +37,21 @@ from tensile_lite.emu.numeric import (
     flush_f32_subnormals,
     round_to_xf32,
 )
-from tensile_lite.emu.operands import Instr, Operand
-from tensile_lite.emu.state import Wave
+from tensile_lite.emu.operands import EXEC_HI, EXEC_LO, Instr, Operand
+from tensile_lite.emu.state import (
+    AB_READ,
+    ACCESS_KINDS,
+    MATRIX_WRITE,
+    MEM_READ,
+    MEM_WRITE,
+    READ,
+    TRANS_READ,
+    WRITE,
+    MatrixWrite,
+    PendingOp,
+    Wave,
+    Window,
+)
 
 Op = Callable[[Wave], int | None]
 
@@ -158,8 +183,9 @@ def _decoder(kind: str, ctx: Ctx, flush16: bool, signed: bool = True) -> Callabl
     raise UnsupportedInstruction(f"matrix input type {kind} is not emulated")
 
 
-def _c_reader(op: Operand, ctx: Ctx, regs: int, out: str) -> Callable[[Wave], np.ndarray]:
-    """C as (lanes, values) in the output type (float64 or int64)."""
+def _c_reader(op: Operand, ctx: Ctx, regs: int, out: str, timed: bool) -> Callable[[Wave], np.ndarray]:
+    """C as (lanes, values) in the output type (float64 or int64); `timed`: its registers are
+    checked by the MFMA hazard rules (_hazards) instead of the plain ones."""
     lanes = ctx.lanes
     if op.kind == "const":
         if out == "i32":
@@ -170,7 +196,7 @@ def _c_reader(op: Operand, ctx: Ctx, regs: int, out: str) -> Callable[[Wave], np
         else:
             c = np.full((lanes, regs), np.array(const_bits(op, 32, "float"), U32).view(F32)[()], dtype=F64)
         return lambda w: c
-    rd = read_vector_block(op, ctx, regs)
+    rd = read_vector_block(op, ctx, regs, check=not timed)
     if out == "i32":
         return lambda w: rd(w).view(np.int32).astype(np.int64)
     if out == "f64":
@@ -193,13 +219,15 @@ def _finish(out: str, flush_out: bool, clamp: bool) -> Callable[[np.ndarray], np
 
 def _matrix_op(ins: Instr, ctx: Ctx, layout: Layout, a_kind: str, b_kind: str, out: str, *,
                a_signed: bool = True, b_signed: bool = True, flush: bool = False, clamp: bool = False,
-               neg: tuple[int, int, int] = (0, 0, 0)) -> Op:
+               neg: tuple[int, int, int] = (0, 0, 0), timing: MatrixTiming | None = None) -> Op:
     d, a, b, c = ins.operands
     a_regs, b_regs, d_regs = a.count, b.count, d.count
-    read_a = read_vector_block(a, ctx, a_regs)
-    read_b = read_vector_block(b, ctx, b_regs)
-    read_c = _c_reader(c, ctx, d_regs, out)
-    write_d = write_block(d, ctx, d_regs)
+    timing = timing if ctx.timed is not None else None
+    read_a = read_vector_block(a, ctx, a_regs, AB_READ)
+    read_b = read_vector_block(b, ctx, b_regs, AB_READ)
+    read_c = _c_reader(c, ctx, d_regs, out, timing is not None)
+    write_d = write_block(d, ctx, d_regs, matrix=True)
+    before, after = _hazards(ins, ctx, timing) if timing is not None else (None, None)
     dec_a = _decoder(a_kind, ctx, flush, a_signed)
     dec_b = _decoder(b_kind, ctx, flush, b_signed)
     finish = _finish(out, flush, clamp)
@@ -221,6 +249,8 @@ def _matrix_op(ins: Instr, ctx: Ctx, layout: Layout, a_kind: str, b_kind: str, o
         if not w.exec_full:
             raise EmulatorError(f"`{ins.text}` runs with exec {w.exec_value():#x}; matrix instructions are "
                                 "only emulated with every lane active")
+        if before is not None:
+            before(w)
         ra, rb = read_a(w), read_b(w)
         if replicas.size:
             _check_replicas(ins, ra, a, replicas)
@@ -237,7 +267,81 @@ def _matrix_op(ins: Instr, ctx: Ctx, layout: Layout, a_kind: str, b_kind: str, o
         dm = np.matmul(am, bm) + cm if not integer else np.matmul(am, bm).astype(np.int64) + cm
         result = dm.reshape(-1).take(scatter_d).reshape(lanes, value_regs)
         write_d(w, finish(result).reshape(lanes, d_regs))
+        if after is not None:
+            after(w)
     return run
+
+
+def _vector_columns(op: Operand, ctx: Ctx) -> tuple[int, ...]:
+    if op.kind not in ("vgpr", "agpr"):
+        return ()
+    first = vgpr_index(op, ctx)
+    return tuple(range(first, first + op.count))
+
+
+def _hazards(ins: Instr, ctx: Ctx, timing: MatrixTiming) -> tuple[Callable[[Wave], None], Callable[[Wave], None]]:
+    """CDNA: what an MFMA must wait for before it reads its operands (VALU writes, exec, earlier
+    MFMA results as C) and the windows it opens after issuing (its D, and its C while it reads it)."""
+    t = ctx.timed
+    assert t is not None
+    d, a, b, c = ins.operands
+    valu_guards = [g for op in (a, b, c) if op.kind in ("vgpr", "agpr")
+                   for g in [valu_vgpr_guard(vgpr_index(op, ctx), op.count, ctx, t.valu_vgpr_then_mfma,
+                                             f"read by the MFMA (operand {op.text})")] if g is not None]
+    exec_guard = valu_sgpr_guard((EXEC_LO, EXEC_HI), ctx, t.valu_exec_then_mfma, "in force for the MFMA")
+    c_cols = _vector_columns(c, ctx)
+    d_first, d_count = vgpr_index(d, ctx), d.count
+    d_cols = tuple(range(d_first, d_first + d_count))
+    c_range = (c_cols[0], len(c_cols)) if c_cols else None
+    source = f"the MFMA `{ins.text}` at {ins.address:#x} wrote it"
+    needs = {READ: timing.result_read(False), MEM_READ: timing.result_read(True), WRITE: timing.result_write(),
+             MEM_WRITE: timing.result_write(), AB_READ: timing.as_source_ab(), MATRIX_WRITE: 0,
+             TRANS_READ: timing.result_read(False)}
+    d_needs = tuple(needs[k] for k in ACCESS_KINDS)
+    war = timing.c_overwrite()
+    c_only = tuple(k for k in c_cols if k not in d_cols) if war else ()
+    c_needs = tuple(war if k in (WRITE, MEM_WRITE) else 0 for k in ACCESS_KINDS)
+    c_source = f"the MFMA `{ins.text}` at {ins.address:#x} read it as C"
+    matrix = MatrixWrite(timing, d_first, d_count)
+
+    def before(w: Wave) -> None:
+        for g in valu_guards:
+            g(w)
+        if exec_guard is not None:
+            exec_guard(w)
+        if w.pending and c_range is not None:
+            _check_c(w, ins, c_cols, c_range, timing)
+
+    def after(w: Wave) -> None:
+        window = Window.after(w.clock, d_needs, source, matrix)
+        for k in d_cols:
+            w.add_window(k, window)
+        if c_only:
+            cw = Window.after(w.clock, c_needs, c_source)
+            for k in c_only:
+                w.add_window(k, cw)
+    return before, after
+
+
+def _check_c(w: Wave, ins: Instr, cols: tuple[int, ...], c_range: tuple[int, int], reader: MatrixTiming) -> None:
+    """C may be an earlier MFMA's result: the hardware chains the same registers back to back but
+    needs wait states for overlapping ones (MatrixTiming.as_source_c)."""
+    for k in cols:
+        op = w.pending.get(k)
+        if op is None:
+            continue
+        if isinstance(op, PendingOp) or op.matrix is None:
+            w.check((k,), READ)
+            continue
+        writer = op.matrix
+        same = (writer.first, writer.count) == c_range
+        need = writer.timing.as_source_c(reader, same)
+        issued = op.issued[0]
+        since = w.clock - issued - 1
+        if since < need:
+            raise HazardError(f"{w.key_name(k)} read as C of `{ins.text}` {since} wait states after "
+                              f"{op.sources[0]}; the hardware needs {need} "
+                              f"({'the same' if same else 'overlapping, not the same'} registers as that D)")
 
 
 def _check_replicas(ins: Instr, regs: np.ndarray, op: Operand, replicas: np.ndarray) -> None:
@@ -290,7 +394,10 @@ def _mfma(ins: Instr, ctx: Ctx) -> Op:
     flush = ctx.arch.mfma_flushes_f16_denorms and a_kind in ("f16", "bf16")
     neg_mod = ins.mod("neg")
     neg = tuple(neg_mod) if isinstance(neg_mod, tuple) and len(neg_mod) == 3 else (0, 0, 0)
-    return _matrix_op(ins, ctx, layout, a_kind, b_kind, out, flush=flush, neg=neg)  # type: ignore[arg-type]
+    timing = matrix_timing(ctx.arch.family, mm, blocks, "f32" if a_kind == "f32" else a_kind,
+                           True if in_type == "f8f6f4" else None)
+    return _matrix_op(ins, ctx, layout, a_kind, b_kind, out, flush=flush, neg=neg,  # type: ignore[arg-type]
+                      timing=timing)
 
 
 _WMMA_RE = re.compile(r"^v_wmma_(f32|i32|f16|bf16)_16x16x16_(f16|bf16|iu8|fp8_fp8|fp8_bf8|bf8_fp8|bf8_bf8)$")

@@ -30,6 +30,7 @@ from tensile_lite.emu.access import (
     scalar_index,
     skeys,
     sread,
+    valu_sgpr_guard,
     vgpr_index,
     vkeys,
     write_b16,
@@ -39,7 +40,16 @@ from tensile_lite.emu.arch import FLAT, LDS, SMEM, VMEM_LOAD, VMEM_STORE
 from tensile_lite.emu.errors import HazardError, MemoryFault, UnsupportedInstruction
 from tensile_lite.emu.memory import DeviceMemory
 from tensile_lite.emu.operands import Instr, Operand
-from tensile_lite.emu.state import MemoryContext, PendingOp, Wave
+from tensile_lite.emu.state import (
+    ACCESS_KINDS,
+    MATRIX_WRITE,
+    MEM_READ,
+    WRITE,
+    MemoryContext,
+    PendingOp,
+    Wave,
+    Window,
+)
 
 Op = Callable[[Wave], int | None]
 Factory = Callable[[Instr, Ctx], Op]
@@ -57,8 +67,12 @@ def _issuer(ins: Instr, ctx: Ctx, cls: str, keys: tuple[int, ...], lds_store: bo
     counters = ctx.arch.counters[cls]
     text, address = ins.text, ins.address
 
+    # scalar loads return out of order; so may a flat access (it counts on two counters, and LLVM
+    # forces vmcnt(0)/lgkmcnt(0) while one is pending): only a count of 0 retires them
+    in_order = cls not in (SMEM, FLAT)
+
     def issue(w: Wave) -> None:
-        w.issue(PendingOp(keys, counters, cls, cls != SMEM, text, address, lds_store))
+        w.issue(PendingOp(keys, counters, cls, in_order, text, address, lds_store))
     return issue
 
 
@@ -132,14 +146,44 @@ def _store_source(d: Operand, ctx: Ctx, nbytes: int, form: str) -> Callable[[Wav
     """(lanes, nbytes) uint8 data to store, taken from the data registers."""
     if form == "dw":
         n = nbytes // 4
-        blk = read_vector_block(d, ctx, n)
+        blk = read_vector_block(d, ctx, n, MEM_READ)
         return lambda w: blk(w).view(np.uint8).reshape(w.lanes, nbytes)
-    blk1 = read_vector_block(d, ctx, 1)
+    blk1 = read_vector_block(d, ctx, 1, MEM_READ)
     start = 0 if form == "lo" else 2
 
     def src(w: Wave) -> np.ndarray:
         return np.ascontiguousarray(blk1(w).view(np.uint8).reshape(w.lanes, 4)[:, start:start + nbytes])
     return src
+
+
+def _scalar_slots(op: Operand, ctx: Ctx, count: int) -> tuple[int, ...]:
+    return tuple(range(op.index, op.index + count)) if op.kind == "sgpr" else ()
+
+
+def _vmem_sgpr_guard(ctx: Ctx, *slots: int) -> Callable[[Wave], None] | None:
+    """CDNA: a buffer/global/flat instruction may not read an SGPR a VALU wrote within 5 wait states."""
+    t = ctx.timed
+    return valu_sgpr_guard(slots, ctx, t.valu_sgpr_then_vmem, "read by a vector memory instruction") if t else None
+
+
+def _wide_store_window(ins: Instr, ctx: Ctx, data: Operand, nbytes: int,
+                       sgpr_soffset: bool) -> Callable[[Wave], None] | None:
+    """CDNA: a store of more than 8 bytes reads its data over more than one cycle, so a VALU may not
+    overwrite the data registers within `wide_store_data_then_valu` wait states (MUBUF stores with
+    an SGPR soffset are exempt). Reads and loads are not affected."""
+    t = ctx.timed
+    if t is None or nbytes <= 8 or sgpr_soffset:
+        return None
+    need = t.wide_store_data_then_valu
+    keys = vkeys(vgpr_index(data, ctx, nbytes // 4), nbytes // 4)
+    needs = tuple(need if k in (WRITE, MATRIX_WRITE) else 0 for k in ACCESS_KINDS)
+    source = f"the store `{ins.text}` at {ins.address:#x} read it"
+
+    def open_window(w: Wave) -> None:
+        window = Window.after(w.clock, needs, source)
+        for k in keys:
+            w.add_window(k, window)
+    return open_window
 
 
 def _chunks(nbytes: int) -> tuple[int, int]:
@@ -159,17 +203,20 @@ def _buffer_addressing(ins: Instr, ctx: Ctx, vaddr: Operand, srsrc: Operand, sof
     si = scalar_index(srsrc, ctx, 4)
     rsrc = sread(srsrc, ctx, 32)  # hazard check of the first word
     rsoff = sread(soffset, ctx) if not (soffset.kind == "special" and soffset.name == "null") else (lambda w: 0)
+    guard = _vmem_sgpr_guard(ctx, *range(si, si + 4), *_scalar_slots(soffset, ctx, 1))
     if offen or idxen:
         count = 2 if (offen and idxen) else 1
         if vaddr.kind not in ("vgpr", "agpr"):
             raise UnsupportedInstruction(f"`{ins.text}`: offen/idxen without a VGPR address")
-        vread = read_vector_block(vaddr, ctx, count)
+        vread = read_vector_block(vaddr, ctx, count, MEM_READ)
     else:
         vread = None
     raw_mode_gfx9 = ctx.arch.family.startswith("cdna")
 
     def addressing(w: Wave):
         rsrc(w)
+        if guard is not None:
+            guard(w)
         words = [w.s[si + k] for k in range(4)]
         base = words[0] | ((words[1] & 0xFFFF) << 32)
         stride = (words[1] >> 16) & 0x3FFF
@@ -243,6 +290,7 @@ def _buffer(ins: Instr, ctx: Ctx) -> Op:
         return load
     source = _store_source(vdata, ctx, nbytes, form)
     issue = _issuer(ins, ctx, VMEM_STORE, ())
+    window = _wide_store_window(ins, ctx, vdata, nbytes, soffset.kind == "sgpr")
 
     def store(w: Wave) -> None:
         addresses, offset, index, inner, params = addressing(w)
@@ -250,6 +298,8 @@ def _buffer(ins: Instr, ctx: Ctx) -> Op:
         _scatter_chunks(_mem(w).memory, addresses, valid, source(w), csize, nchunks, ins)
         if issue is not None:
             issue(w)
+        if window is not None:
+            window(w)
     return store
 
 
@@ -297,13 +347,19 @@ _GLOBAL_RE = re.compile(r"^(global|flat)_(load|store)_(\w+)$")
 def _global_addressing(ins: Instr, ctx: Ctx, vaddr: Operand, saddr: Operand | None):
     offset = int(ins.mod("offset", 0))  # type: ignore[arg-type]
     if saddr is None or (saddr.kind == "special" and saddr.name == "off"):
-        ra = read_b64(vaddr, ctx)
+        ra = read_b64(vaddr, ctx, what=MEM_READ)
         return lambda w: np.broadcast_to(np.asarray(ra(w), dtype=U64) + U64(offset & 0xFFFFFFFFFFFFFFFF),
                                          (w.lanes,))
     rs = sread(saddr, ctx, 64)
-    rv = read_b32(vaddr, ctx)
-    return lambda w: np.broadcast_to(U64((rs(w) + offset) & 0xFFFFFFFFFFFFFFFF)
-                                     + np.asarray(rv(w), dtype=U32).astype(U64), (w.lanes,))
+    rv = read_b32(vaddr, ctx, MEM_READ)
+    guard = _vmem_sgpr_guard(ctx, *_scalar_slots(saddr, ctx, 2))
+
+    def address(w: Wave):
+        if guard is not None:
+            guard(w)
+        return np.broadcast_to(U64((rs(w) + offset) & 0xFFFFFFFFFFFFFFFF)
+                               + np.asarray(rv(w), dtype=U32).astype(U64), (w.lanes,))
+    return address
 
 
 def _global(ins: Instr, ctx: Ctx) -> Op:
@@ -337,12 +393,15 @@ def _global(ins: Instr, ctx: Ctx) -> Op:
         return load
     source = _store_source(vdata, ctx, nbytes, form)
     issue = _issuer(ins, ctx, cls_store, ())
+    window = _wide_store_window(ins, ctx, vdata, nbytes, False)
 
     def store(w: Wave) -> None:
         addresses = addressing(w)
         _scatter_chunks(_mem(w).memory, addresses, w.exec_mask[:, None], source(w), nbytes, 1, ins)
         if issue is not None:
             issue(w)
+        if window is not None:
+            window(w)
     return store
 
 
@@ -409,7 +468,7 @@ def _atomic(ins: Instr, ctx: Ctx) -> Op:
         saddr = rest[2] if len(rest) == 3 else None
         gaddr = _global_addressing(ins, ctx, vaddr, saddr)
         addressing = None
-    data = read_vector_block(vdata, ctx, ndata)
+    data = read_vector_block(vdata, ctx, ndata, MEM_READ)
     sink = write_block(vdst, ctx, 1, check=False) if vdst is not None else None
     keys = vkeys(vgpr_index(vdst, ctx, 1), 1) if vdst is not None else ()
     issue = _issuer(ins, ctx, VMEM_LOAD if vdst is not None else VMEM_STORE, keys)
@@ -645,7 +704,7 @@ def _race_write(w: Wave, idx: np.ndarray, ins: Instr, data: np.ndarray) -> None:
 
 
 def _ds_address(ins: Instr, ctx: Ctx, op: Operand):
-    ra = read_b32(op, ctx)
+    ra = read_b32(op, ctx, MEM_READ)
     return lambda w: np.broadcast_to(np.asarray(ra(w), dtype=U32), (w.lanes,))
 
 
@@ -739,7 +798,7 @@ def _bpermute(forward: bool) -> Factory:
         d, a, s = ins.operands
         offset = int(ins.mod("offset", 0))  # type: ignore[arg-type]
         addr = _ds_address(ins, ctx, a)
-        rs = read_b32(s, ctx)
+        rs = read_b32(s, ctx, MEM_READ)
         wd = write_block(d, ctx, 1, check=False)
         issue = _issuer(ins, ctx, LDS, vkeys(vgpr_index(d, ctx, 1), 1))
 
@@ -782,7 +841,7 @@ def _ds_atomic(ins: Instr, ctx: Ctx) -> Op:
         wd = None
         keys = ()
     addr = _ds_address(ins, ctx, a)
-    rs = read_b32(s, ctx)
+    rs = read_b32(s, ctx, MEM_READ)
     issue = _issuer(ins, ctx, LDS, keys, lds_store=True)
 
     def run(w: Wave) -> None:

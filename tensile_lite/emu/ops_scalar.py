@@ -453,6 +453,18 @@ def _nop(ins: Instr, ctx: Ctx) -> Op:
     return lambda w: None
 
 
+def _snop(ins: Instr, ctx: Ctx) -> Op:
+    """s_nop n: n + 1 wait states (the run loop counts the first)."""
+    (k,) = _operands(ins, 1)
+    if k.ival is None:
+        raise UnsupportedInstruction(f"`{ins.text}`: wait state count expected")
+    extra = k.ival & 0xF
+
+    def run(w: Wave) -> None:
+        w.clock += extra
+    return run
+
+
 def _sendmsg(ins: Instr, ctx: Ctx) -> Op:
     if "DEALLOC_VGPRS" in ins.raw:
         return lambda w: None
@@ -567,7 +579,7 @@ EXACT: Mapping[str, Callable[[Instr, Ctx], Op]] = MappingProxyType({
     "s_cbranch_execnz": _branch(lambda w: w.exec_value() != 0),
     "s_getpc_b64": _getpc, "s_setpc_b64": _setpc, "s_swappc_b64": _swappc,
     "s_endpgm": _endpgm,
-    "s_nop": _nop, "s_setprio": _nop, "s_sleep": _nop, "s_delay_alu": _nop, "s_clause": _nop,
+    "s_nop": _snop, "s_setprio": _nop, "s_sleep": _nop, "s_delay_alu": _nop, "s_clause": _nop,
     "s_waitcnt_depctr": _nop, "s_wait_alu": _nop, "s_icache_inv": _nop, "s_dcache_inv": _nop,
     "s_dcache_wb": _nop, "s_wait_idle": _nop, "s_ttracedata": _nop,
     "buffer_wbl2": _nop, "buffer_inv": _nop, "buffer_wbinvl1": _nop, "buffer_wbinvl1_vol": _nop,

@@ -33,6 +33,8 @@ from tensile_lite.emu.access import (
     read_f64,
     sread,
     swrite,
+    valu_sgpr_guard,
+    valu_vgpr_guard,
     vgpr_index,
     write_b32,
     write_b64,
@@ -40,8 +42,8 @@ from tensile_lite.emu.access import (
     write_f64,
 )
 from tensile_lite.emu.errors import UnsupportedInstruction
-from tensile_lite.emu.operands import Instr, Operand
-from tensile_lite.emu.state import Wave, int_from_mask
+from tensile_lite.emu.operands import EXEC_HI, EXEC_LO, Instr, Operand
+from tensile_lite.emu.state import ACCESS_KINDS, READ, TRANS_READ, Wave, Window, int_from_mask
 
 Op = Callable[[Wave], int | None]
 Factory = Callable[[Instr, Ctx], Op]
@@ -322,14 +324,46 @@ _F32_1: Mapping[str, Callable] = MappingProxyType({
 })
 
 
+# Transcendental ops (LLVM's TRANS flag): on gfx940+ another VALU may not read their result at once.
+_TRANS = frozenset({"v_rcp_f32", "v_rcp_iflag_f32", "v_rsq_f32", "v_sqrt_f32", "v_exp_f32", "v_log_f32",
+                    "v_sin_f32", "v_cos_f32", "v_rcp_f64", "v_rsq_f64", "v_sqrt_f64"})
+
+
+def _trans_window(ins: Instr, ctx: Ctx, dst: Operand, count: int) -> Callable[[Wave], None] | None:
+    """gfx940+: the result of a transcendental op is forwarded late to non-transcendental VALUs."""
+    t = ctx.timed
+    if t is None or not t.trans_then_valu or ins.base not in _TRANS:
+        return None
+    first = vgpr_index(dst, ctx, count)
+    needs = tuple(t.trans_then_valu if k == READ else 0 for k in ACCESS_KINDS)
+    source = f"the transcendental `{ins.text}` at {ins.address:#x} wrote it"
+
+    def open_window(w: Wave) -> None:
+        window = Window.after(w.clock, needs, source)
+        for k in range(first, first + count):
+            w.add_window(k, window)
+    return open_window
+
+
+def _with_window(run: Op, window: Callable[[Wave], None] | None) -> Op:
+    if window is None:
+        return run
+
+    def both(w: Wave) -> None:
+        run(w)
+        window(w)
+    return both
+
+
 def _f32_op(fn: Callable, n: int) -> Factory:
     def make(ins: Instr, ctx: Ctx) -> Op:
         ops = _operands(ins, n + 1)
         wd = write_f32(ops[0], ctx, ins)
-        rs = [read_f32(o, ctx) for o in ops[1:]]
+        what = TRANS_READ if ins.base in _TRANS else READ
+        rs = [read_f32(o, ctx, what) for o in ops[1:]]
         if n == 1:
             (r0,) = rs
-            return lambda w: wd(w, fn(r0(w)))
+            return _with_window(lambda w: wd(w, fn(r0(w))), _trans_window(ins, ctx, ops[0], 1))
         if n == 2:
             r0, r1 = rs
             return lambda w: wd(w, fn(r0(w), r1(w)))
@@ -378,10 +412,11 @@ def _f64_op(fn: Callable, n: int) -> Factory:
     def make(ins: Instr, ctx: Ctx) -> Op:
         ops = _operands(ins, n + 1)
         wd = write_f64(ops[0], ctx, ins)
-        rs = [read_f64(o, ctx) for o in ops[1:]]
+        what = TRANS_READ if ins.base in _TRANS else READ
+        rs = [read_f64(o, ctx, what) for o in ops[1:]]
         if n == 1:
             (r0,) = rs
-            return lambda w: wd(w, fn(r0(w)))
+            return _with_window(lambda w: wd(w, fn(r0(w))), _trans_window(ins, ctx, ops[0], 2))
         if n == 2:
             r0, r1 = rs
             return lambda w: wd(w, fn(r0(w), r1(w)))
@@ -472,12 +507,30 @@ def _mov(ins: Instr, ctx: Ctx) -> Op:
     return lambda w: wd(w, ra(w))
 
 
+def _lane_access_guards(ins: Instr, ctx: Ctx, src: Operand | None, select: Operand | None) -> list[Callable[[Wave], None]]:
+    """CDNA hazards of v_readlane/v_readfirstlane/v_writelane: a lane-select SGPR a VALU wrote, and
+    on gfx940+ exec or the source VGPR a VALU just wrote."""
+    t = ctx.timed
+    if t is None:
+        return []
+    guards = [valu_sgpr_guard((EXEC_LO, EXEC_HI), ctx, t.valu_exec_then_lane_access, f"in force for `{ins.text}`")]
+    if select is not None and select.kind == "sgpr":
+        guards.append(valu_sgpr_guard((select.index,), ctx, t.valu_sgpr_then_lane_select, "used as the lane select"))
+    if src is not None and src.kind in ("vgpr", "agpr"):
+        guards.append(valu_vgpr_guard(vgpr_index(src, ctx, 1), 1, ctx, t.valu_vgpr_then_readlane,
+                                      f"read by `{ins.text}`"))
+    return [g for g in guards if g is not None]
+
+
 def _readfirstlane(ins: Instr, ctx: Ctx) -> Op:
     d, a = _operands(ins, 2)
-    wd = swrite(d, ctx)
+    wd = swrite(d, ctx, valu=True)
     ra = read_b32(a, ctx)
+    guards = _lane_access_guards(ins, ctx, a, None)
 
     def run(w: Wave) -> None:
+        for g in guards:
+            g(w)
         v = np.broadcast_to(ra(w), (w.lanes,))
         lanes = np.flatnonzero(w.exec_mask)
         wd(w, int(v[lanes[0] if lanes.size else 0]))
@@ -486,9 +539,12 @@ def _readfirstlane(ins: Instr, ctx: Ctx) -> Op:
 
 def _readlane(ins: Instr, ctx: Ctx) -> Op:
     d, a, s = _operands(ins, 3)
-    wd, ra, rs = swrite(d, ctx), read_b32(a, ctx), sread(s, ctx)
+    wd, ra, rs = swrite(d, ctx, valu=True), read_b32(a, ctx), sread(s, ctx)
+    guards = _lane_access_guards(ins, ctx, a, s)
 
     def run(w: Wave) -> None:
+        for g in guards:
+            g(w)
         v = np.broadcast_to(ra(w), (w.lanes,))
         wd(w, int(v[rs(w) & (w.lanes - 1)]))
     return run
@@ -498,8 +554,19 @@ def _writelane(ins: Instr, ctx: Ctx) -> Op:
     d, a, s = _operands(ins, 3)
     ra, rs = sread(a, ctx), sread(s, ctx)
     i = vgpr_index(d, ctx, 1)
+    guards = _lane_access_guards(ins, ctx, None, s)
+    t = ctx.timed
+    if t is not None and a.kind == "sgpr":
+        data = valu_sgpr_guard((a.index,), ctx, t.valu_sgpr_then_valu, "read by a VALU")
+        if data is not None:
+            guards.append(data)
+    stamp = t is not None
 
     def run(w: Wave) -> None:
+        for g in guards:
+            g(w)
+        if stamp:
+            w.vclock[i] = w.clock
         w.v[rs(w) & (w.lanes - 1), i] = ra(w)
     return run
 
@@ -593,12 +660,15 @@ def _cmp_readers(a: Operand, b: Operand, kind: str, ctx: Ctx, ins: Instr):
 
 def _cmp_writer(dst: Operand | None, is_x: bool, ctx: Ctx) -> Callable[[Wave, np.ndarray], None]:
     wd = lane_mask_writer(dst, ctx) if dst is not None else None
+    stamp = ctx.timed is not None
 
     def store(w: Wave, result: np.ndarray) -> None:
         m = np.broadcast_to(result, (w.lanes,)) & w.exec_mask
         if wd is not None:
             wd(w, m)
         if is_x:
+            if stamp:
+                w.sclock[EXEC_LO] = w.sclock[EXEC_HI] = w.clock
             w.set_exec(int_from_mask(m))
     return store
 

@@ -48,6 +48,7 @@ class KernelSpec:
     workitem_dims: int = 0
     max_threads: int = 256
     wave64: bool | None = None
+    denorm_mode_32: int = 3
 
 
 def _metadata(spec: KernelSpec, wave: int) -> list[str]:
@@ -103,7 +104,7 @@ def kernel_text(arch: str, spec: KernelSpec) -> str:
         f"  .amdhsa_system_sgpr_workgroup_id_y {spec.wg_ids[1]}",
         f"  .amdhsa_system_sgpr_workgroup_id_z {spec.wg_ids[2]}",
         f"  .amdhsa_system_vgpr_workitem_id {spec.workitem_dims}",
-        "  .amdhsa_float_denorm_mode_32 3",
+        f"  .amdhsa_float_denorm_mode_32 {spec.denorm_mode_32}",
         "  .amdhsa_float_denorm_mode_16_64 3",
         ".end_amdhsa_kernel",
         ".text",

@@ -42,8 +42,8 @@ _PROLOGUE = """
   {wait_smem}
   v_lshlrev_b32 v1, 2, v0
   {v_add_nc_u32} v2, 1, v1
-  v_mov_b32 v10, %s
-""" % hex(MARKER)
+  v_mov_b32 v10, MARKER
+""".replace("MARKER", hex(MARKER))
 
 _STORE = """
   {wait_vmem}
@@ -70,7 +70,7 @@ def _global_body(seg: str, suffix: str) -> str:
     if seg == "global":
         load = f"global_load_{suffix} v10, v2, s[6:7]"
     else:
-        load = ("v_mov_b32 v4, s6\n  v_mov_b32 v5, s7\n  {v_add_co} v4, {vcc}, v4, v2\n"
+        load = ("v_mov_b32 v4, s6\n  v_mov_b32 v5, s7\n  {v_add_co} v4, {vcc}, v4, v2\n  s_nop 1\n"
                 f"  {{v_addc_co}} v5, {{vcc}}, 0, v5, {{vcc}}\n  flat_load_{suffix} v10, v[4:5]\n  {{wait_lds}}")
     return _PROLOGUE + f"\n  {load}\n" + _STORE
 

@@ -231,11 +231,13 @@ def _kernel(arch: str, mi: Mi, index: int) -> KernelSpec:
     lines.append(dialect(arch, "  {wait_vmem}"))
     if mi.agpr:
         lines += [f"  v_accvgpr_write_b32 a{r}, v{24 + r}" for r in range(mi.d_regs)]
+        lines.append("  s_nop 1")  # a VALU write read by an MFMA: 2 wait states
         cd = _regs(0, mi.d_regs, "a")
     else:
         cd = _regs(24, mi.d_regs)
     lines.append(f"  {mi.mnemonic} {cd}, {_regs(8, mi.a_regs)}, {_regs(16, mi.a_regs)}, {cd} {mi.mods}".rstrip())
-    lines.append("  s_nop 7\n  s_nop 7\n  s_nop 2")
+    # the slowest result (gfx950, a 16-pass XDL op) needs 20 wait states before a VALU reads it
+    lines.append("  s_nop 7\n  s_nop 7\n  s_nop 3")
     if mi.agpr:
         lines += [f"  v_accvgpr_read_b32 v{24 + r}, a{r}" for r in range(mi.d_regs)]
     lines += [f"  {store} v1, v{24 + r}, s[4:5] offset:{256 * r}" for r in range(mi.d_regs)]

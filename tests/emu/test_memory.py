@@ -38,6 +38,7 @@ _BUFFER = """
   {buffer_load_b128} v[12:15], v2, s[12:15], s9 offen
   v_and_b32 v3, 1, v0
   v_cmp_eq_u32 {vcc}, 1, v3
+  s_nop 1
   v_mov_b32 v4, 0x80000000
   v_cndmask_b32 v5, v1, v4, {vcc}
   {buffer_load_b32} v11, v5, s[12:15], {null_soff} offen

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tensile_lite.asm.gemm.emit import Emitter
+from tensile_lite.asm.gemm.hazards import valu_mask_wait
 from tensile_lite.asm.gemm.plan import OperandPlan, Unsupported
 from tensile_lite.asm.modifiers import Sel
 from tensile_lite.asm.operands import Reg
@@ -75,6 +76,9 @@ def saturate_f8(e: Emitter, val: Reg, tmp: Reg, class_mask: Reg, dt: DataType) -
     top = F8_MAX[(str(e.plan.arch.fp8_format), F8_FORMATS[dt])]
     e(isa.v_max_f32(tmp, -top, val), isa.v_min_f32(tmp, top, tmp))
     e(isa.v_cmp_class_f32(vcc, val, class_mask))
+    wait = valu_mask_wait(e.plan.arch)
+    if wait:
+        e(isa.s_nop(wait - 1))  # gfx94x+ does not interlock a VALU-written vcc read by a VALU
     e(isa.v_cndmask_b32(val, tmp, val, vcc))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from tensile_lite.asm.arch import LDS, LOAD, SMEM
+from tensile_lite.asm.gemm.hazards import HazardGuard
 from tensile_lite.asm.gemm.layout import RegisterMap
 from tensile_lite.asm.gemm.plan import GemmPlan
 from tensile_lite.asm.isa import Instruction, InstructionSet, isa_for
@@ -34,15 +35,31 @@ class Emitter:
         self.out = AsmWriter(lines)
         # MUBUF soffset 0: an inline constant, or the null register where the target takes no constant
         self.soff0: Special | int = 0 if plan.arch.mubuf_soffset_inline else NULL_REG
+        # the wait states CDNA does not insert itself, inserted as instructions are written
+        self.guard = HazardGuard(plan.arch)
 
     def __call__(self, *items: Instruction | Iterable[Instruction]) -> None:
         for item in items:
             if isinstance(item, Instruction):
-                self.out.emit(item)
+                self._emit(item)
             else:
-                self.out.extend(item)
+                for ins in item:
+                    self._emit(ins)
+
+    def _emit(self, ins: Instruction) -> None:
+        guard = self.guard
+        wait = guard.wait_states(ins)
+        while wait > 0:
+            n = min(wait, 8)
+            nop = self.isa.s_nop(n - 1)
+            self.out.emit(nop)
+            guard.issued(nop, n)
+            wait -= n
+        self.out.emit(ins)
+        guard.issued(ins, ins.operands[0] + 1 if ins.name == "s_nop" else 1)
 
     def label(self, label: Label) -> None:
+        self.guard.forget()
         self.out.label(label)
 
     def new_label(self, name: str) -> Label:

@@ -22,8 +22,9 @@ from tensile_lite.asm.gemm.local_write import write_tile
 from tensile_lite.asm.modifiers import Sel
 
 # Wait states between an MFMA and a VALU access of its result, for the slowest MFMA (16 passes:
-# passes + 3, spec'd by AMD's CDNA2/CDNA3 hazard tables); also covers SrcC hazards conservatively.
-MFMA_RESULT_WAIT = 19
+# passes + 3 by AMD's CDNA2/CDNA3 hazard tables, one more for gfx950's XDL ops, as LLVM's hazard
+# recognizer has it); also covers SrcC hazards conservatively.
+MFMA_RESULT_WAIT = 20
 
 
 def zero_accumulators(e: Emitter) -> None:
