@@ -23,7 +23,7 @@ from benchmarks.bench_model import ROOT, shared_logic
 from tensile_lite.asm.gemm import generate, unsupported_reasons
 from tensile_lite.codeobj.assemble import assemble, link
 from tensile_lite.codeobj.elf import read_code_object
-from tensile_lite.codeobj.toolchain import find_toolchain
+from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
 from tensile_lite.library.naming import kernel_name_for
 from tensile_lite.logic import read_logic_file
 from tensile_lite.model import kernel_key
@@ -104,10 +104,10 @@ def measure(limit: int | None = None) -> dict[str, Any]:
     if logic is None:
         return {"status": "skipped", "reason": "shared/logic not found"}
     shared = logic.parent
-    tc = find_toolchain()
     rows = []
     seen: set[str] = set()
     upstream_cache: dict[str, dict] = {}
+    toolchains: dict[str, Toolchain] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for path in sorted(logic.rglob("*.yaml")):
@@ -122,6 +122,10 @@ def measure(limit: int | None = None) -> dict[str, Any]:
                 t0 = time.process_time()
                 text = generate(sol, name)
                 gen = time.process_time() - t0
+                # gfx940/941 assemble with an older LLVM than the default one
+                if sol.arch not in toolchains:
+                    toolchains[sol.arch] = find_toolchain_for(sol.arch)
+                tc = toolchains[sol.arch]
                 t0 = time.perf_counter()
                 obj = assemble(tc, text, sol.arch, work / f"{len(rows)}.o")
                 co = link(tc, [obj], work / f"{len(rows)}.co")

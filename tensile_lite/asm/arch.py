@@ -16,7 +16,7 @@ import attrs
 from tensile_lite.asm.errors import UnsupportedInstruction
 from tensile_lite.asm.matrix import MatrixInstruction, matrix_instructions_for
 from tensile_lite.asm.operands import EXEC, EXEC_LO, VCC, VCC_LO, Special
-from tensile_lite.errors import BuildError
+from tensile_lite.targets import GFX11, GFX12, TARGETS, Target, get_target
 
 # Memory events an instruction can leave outstanding; `Arch.wait_events` says which counter
 # tracks each one.
@@ -168,73 +168,65 @@ _SRD_GFX11 = (4 << 12) | (1 << 24) | (3 << 28)
 _SRD_GFX12 = (32 << 12) | (3 << 28)
 
 
-def _cdna(name: str, version: tuple[int, int, int], family: str, tags: set[str], *,
-          unified: bool, hazards: Hazards, fp8: str | None, cache: Mapping[str, str],
-          lds: int = 65536, force_store_sc1: bool = False) -> Arch:
-    all_tags = frozenset(tags | {"all", "gfx9", "cdna", name})
+def _tags(t: Target) -> frozenset[str]:
+    """The instruction table's tags of a target: its name, its generation and the ranges it is in."""
+    if t.cdna:
+        tags = {"all", "gfx9", "cdna", t.gfx}
+        if t.version >= (9, 0, 10):
+            tags.add("gfx90a+")
+        if t.version >= (9, 4, 0):
+            tags.add("gfx94x+")
+            if t.version[:2] == (9, 4):
+                tags.add("gfx94x")
+        return frozenset(tags)
+    tags = {"all", "rdna", "gfx11+", t.gfx, t.isa}
+    if t.isa == GFX11:
+        tags.add(f"gfx{t.version[0]}{t.version[1]}x")  # gfx110x, gfx115x
+    return frozenset(tags)
+
+
+def _cdna(t: Target) -> Arch:
+    tags = _tags(t)
+    gfx94_plus = "gfx94x+" in tags
     return Arch(
-        name=name, version=version, family=family, tags=all_tags, wavefront_size=64,
+        name=t.gfx, version=t.version, family=t.family, tags=tags, wavefront_size=t.wavefront_size,
         # s0..s101 are addressable on gfx9; vcc, flat_scratch and xnack_mask sit above them.
-        max_sgprs=102, max_vgprs=256, max_agprs=256, unified_vgprs=unified,
-        aligned_vgpr_tuples=unified, lds_bytes=lds, wait_counters=_WAIT_GFX9,
+        max_sgprs=102, max_vgprs=256, max_agprs=256, unified_vgprs=t.unified_agprs,
+        aligned_vgpr_tuples=t.unified_agprs, lds_bytes=t.lds_bytes, wait_counters=_WAIT_GFX9,
         wait_events=_EVENTS_GFX9, srd_word3=_SRD_GFX9, workgroup_id_source="sgpr",
-        cache_bits=cache, temporal_hints=False, constant_bus_limit=1, vop3_literal=False,
-        null_register=False, smem_offset=(-(1 << 20), (1 << 20) - 1), mubuf_offset=(0, 4095),
-        global_offset=(-4096, 4095), mubuf_soffset_inline=True, fp8_format=fp8, dpp_row_bcast=True,
-        hazards=hazards, matrix=matrix_instructions_for(all_tags), force_store_sc1=force_store_sc1,
-        kernarg_preload="gfx94x+" in all_tags)
+        cache_bits=_CACHE_GFX94 if gfx94_plus else _CACHE_GFX9, temporal_hints=False, constant_bus_limit=1,
+        vop3_literal=False, null_register=False, smem_offset=(-(1 << 20), (1 << 20) - 1), mubuf_offset=(0, 4095),
+        global_offset=(-4096, 4095), mubuf_soffset_inline=True, fp8_format=t.fp8, dpp_row_bcast=True,
+        hazards=_GFX94_HAZARDS if gfx94_plus else _GFX9_HAZARDS, matrix=matrix_instructions_for(tags),
+        force_store_sc1=t.force_store_sc1, kernarg_preload=gfx94_plus,
+        d16_preserves_other_half=t.d16_preserves_other_half)
 
 
-def _rdna(name: str, version: tuple[int, int, int], family: str, tags: set[str]) -> Arch:
-    all_tags = frozenset(tags | {"all", "rdna", "gfx11+", name})
-    gfx12 = version[0] == 12
+def _rdna(t: Target) -> Arch:
+    tags = _tags(t)
+    gfx12 = t.isa == GFX12
     return Arch(
-        name=name, version=version, family=family, tags=all_tags, wavefront_size=32,
+        name=t.gfx, version=t.version, family=t.family, tags=tags, wavefront_size=t.wavefront_size,
         max_sgprs=106, max_vgprs=256, max_agprs=0, unified_vgprs=False, aligned_vgpr_tuples=False,
-        lds_bytes=65536, wait_counters=_WAIT_GFX12 if gfx12 else _WAIT_GFX11,
+        lds_bytes=t.lds_bytes, wait_counters=_WAIT_GFX12 if gfx12 else _WAIT_GFX11,
         wait_events=_EVENTS_GFX12 if gfx12 else _EVENTS_GFX11,
         srd_word3=_SRD_GFX12 if gfx12 else _SRD_GFX11,
         # gfx12 keeps the 3-D grid and delivers the ids in ttmp9 / ttmp7 (spec kernel_anatomy §1.6).
-        workgroup_id_source="ttmp" if gfx12 else "sgpr",
+        workgroup_id_source="ttmp" if t.workgroup_ids_in_ttmp else "sgpr",
         cache_bits=_CACHE_GFX12 if gfx12 else _CACHE_GFX11, temporal_hints=gfx12,
         constant_bus_limit=2, vop3_literal=True, null_register=True,
         smem_offset=(-(1 << 23), (1 << 23) - 1) if gfx12 else (-(1 << 20), (1 << 20) - 1),
         mubuf_offset=(0, (1 << 23) - 1) if gfx12 else (0, 4095),
         global_offset=(-(1 << 23), (1 << 23) - 1) if gfx12 else (-4096, 4095),
-        mubuf_soffset_inline=not gfx12, fp8_format="ocp" if gfx12 else None, dpp_row_bcast=False,
-        hazards=_RDNA_HAZARDS, matrix=matrix_instructions_for(all_tags), d16_preserves_other_half=True)
+        mubuf_soffset_inline=not gfx12, fp8_format=t.fp8, dpp_row_bcast=False,
+        hazards=_RDNA_HAZARDS, matrix=matrix_instructions_for(tags),
+        d16_preserves_other_half=t.d16_preserves_other_half)
 
 
-_CDNA3 = {"gfx94x", "gfx90a+", "gfx94x+"}
-
-ARCHS: Mapping[str, Arch] = MappingProxyType({a.name: a for a in (
-    _cdna("gfx908", (9, 0, 8), "CDNA1", {"gfx908"}, unified=False, hazards=_GFX9_HAZARDS, fp8=None,
-          cache=_CACHE_GFX9),
-    _cdna("gfx90a", (9, 0, 10), "CDNA2", {"gfx90a", "gfx90a+"}, unified=True, hazards=_GFX9_HAZARDS,
-          fp8=None, cache=_CACHE_GFX9),
-    _cdna("gfx940", (9, 4, 0), "CDNA3", _CDNA3, unified=True, hazards=_GFX94_HAZARDS, fp8="fnuz",
-          cache=_CACHE_GFX94, force_store_sc1=True),
-    _cdna("gfx941", (9, 4, 1), "CDNA3", _CDNA3, unified=True, hazards=_GFX94_HAZARDS, fp8="fnuz",
-          cache=_CACHE_GFX94, force_store_sc1=True),
-    _cdna("gfx942", (9, 4, 2), "CDNA3", _CDNA3, unified=True, hazards=_GFX94_HAZARDS, fp8="fnuz",
-          cache=_CACHE_GFX94),
-    # gfx950 (CDNA4): 160 KiB of LDS per workgroup, OCP fp8, no xf32.
-    _cdna("gfx950", (9, 5, 0), "CDNA4", {"gfx950", "gfx90a+", "gfx94x+"}, unified=True,
-          hazards=_GFX94_HAZARDS, fp8="ocp", cache=_CACHE_GFX94, lds=160 * 1024),
-    _rdna("gfx1100", (11, 0, 0), "RDNA3", {"gfx11", "gfx110x"}),
-    _rdna("gfx1101", (11, 0, 1), "RDNA3", {"gfx11", "gfx110x"}),
-    _rdna("gfx1102", (11, 0, 2), "RDNA3", {"gfx11", "gfx110x"}),
-    _rdna("gfx1150", (11, 5, 0), "RDNA3.5", {"gfx11", "gfx115x"}),
-    _rdna("gfx1151", (11, 5, 1), "RDNA3.5", {"gfx11", "gfx115x"}),
-    _rdna("gfx1200", (12, 0, 0), "RDNA4", {"gfx12"}),
-    _rdna("gfx1201", (12, 0, 1), "RDNA4", {"gfx12"}),
-)})
+ARCHS: Mapping[str, Arch] = MappingProxyType({
+    gfx: _cdna(t) if t.cdna else _rdna(t) for gfx, t in TARGETS.items()})
 
 
 def get_arch(name: str) -> Arch:
     """The record of a target (`gfx942`; target-ID features such as `:xnack+` are ignored)."""
-    bare = name.strip().lower().split(":")[0]
-    arch = ARCHS.get(bare)
-    if arch is None:
-        raise BuildError(f"unknown GPU target {name!r}; the assembly layer knows {', '.join(ARCHS)}")
-    return arch
+    return ARCHS[get_target(name).gfx]

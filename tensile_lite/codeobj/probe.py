@@ -20,10 +20,10 @@ from pathlib import Path
 import attrs
 
 from tensile_lite.codeobj.assemble import assemble_argv, format_diagnostics, warnings_in
-from tensile_lite.codeobj.targets import TARGETS, TargetInfo, bare_gfx, target_info
 from tensile_lite.codeobj.toolchain import Toolchain, unsupported_message
 from tensile_lite.codeobj.trivial import TrivialKernel
 from tensile_lite.errors import ToolchainError
+from tensile_lite.targets import TARGETS, Target, bare_gfx, get_target
 
 log = logging.getLogger(__name__)
 # Bumped when the meaning of a cached entry changes.
@@ -57,7 +57,7 @@ class ProbeReport:
     def table_mismatches(self, version_major: int) -> tuple[str, ...]:
         """Targets where the table's LLVM range and the probe disagree (a table to fix, not an error)."""
         return tuple(t.gfx for t in self.targets
-                     if t.supported != TARGETS[t.gfx].supported_by_major(version_major))
+                     if t.supported != TARGETS[t.gfx].supported_by_llvm(version_major))
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -75,7 +75,7 @@ def probe_key(toolchain: Toolchain) -> str:
     return h.hexdigest()
 
 
-def _run_probes(toolchain: Toolchain, targets: Iterable[TargetInfo]) -> tuple[TargetProbe, ...]:
+def _run_probes(toolchain: Toolchain, targets: Iterable[Target]) -> tuple[TargetProbe, ...]:
     """Assemble the trivial kernel for every target at once: a dozen short processes, no queue needed."""
     results = []
     with tempfile.TemporaryDirectory(prefix="tensile-lite-probe-") as tmp:
@@ -152,9 +152,9 @@ def _report_warnings(report: ProbeReport) -> None:
 
 
 def require_targets(toolchain: Toolchain, archs: Iterable[str], *, report: ProbeReport | None = None,
-                    cache: Path | None = None) -> tuple[TargetInfo, ...]:
+                    cache: Path | None = None) -> tuple[Target, ...]:
     """The table rows of `archs`, or a ToolchainError for the first the toolchain cannot assemble."""
-    infos = tuple(target_info(a) for a in archs)
+    infos = tuple(get_target(a) for a in archs)
     for info in infos:
         toolchain.check_target(info.gfx)
     report = report or probe_targets(toolchain, cache=cache)

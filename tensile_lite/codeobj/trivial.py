@@ -10,7 +10,7 @@ import re
 
 import attrs
 
-from tensile_lite.codeobj.targets import bare_gfx, target_info
+from tensile_lite.targets import bare_gfx, get_target
 
 # amdhsa.version in the metadata must match the code object version we assemble for.
 METADATA_VERSION = {4: (1, 1), 5: (1, 2)}
@@ -33,19 +33,19 @@ class TrivialKernel:
     padding: int = 0
 
     def __attrs_post_init__(self) -> None:
-        target_info(self.arch)
+        get_target(self.arch)
         if self.code_object_version not in METADATA_VERSION:
             raise ValueError(f"code object version {self.code_object_version} is not 4 or 5")
 
     def assembly_text(self) -> str:
-        info = target_info(self.arch)
+        info = get_target(self.arch)
         major, minor = METADATA_VERSION[self.code_object_version]
         n = self.name
         body = "  s_nop 0\n" * self.padding
         descriptor = ["  .amdhsa_next_free_vgpr 1", "  .amdhsa_next_free_sgpr 1"]
         if info.unified_agprs:
             descriptor.append("  .amdhsa_accum_offset 4")
-        if not info.wave64:
+        if info.wavefront_size != 64:
             descriptor.append("  .amdhsa_wavefront_size32 1")
         return (
             f'.amdgcn_target "amdgcn-amd-amdhsa--{self.arch}"\n'

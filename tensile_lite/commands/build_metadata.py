@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 from tensile_lite.errors import LogicError, Where
 from tensile_lite.library import DEFAULT_FORMAT, FORMATS, MANIFEST, build_plan, write_library, write_manifest
 from tensile_lite.logic import find_logic_files, read_logic_file
+from tensile_lite.tcl_args import parse_architectures as tcl_parse_architectures
 
 NAME = "build-metadata"
 HELP = "write the library .dat files (metadata only: no kernels are built)"
@@ -21,9 +21,6 @@ DESCRIPTION = (
     ".co and Kernels.so-000-<gfx>.hsaco files the runtime also needs are not written, and every solution "
     "of the logic files is listed (the full build leaves out solutions whose kernels it cannot make)."
 )
-
-_ARCH_RE = re.compile(r"^gfx[0-9a-f]{3,4}$")
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("logic_path", metavar="LOGIC_PATH", help="logic file or folder (searched recursively)")
@@ -38,18 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def parse_architectures(text: str) -> list[str] | None:
-    """None for `all`; otherwise the bare gfx names (target features such as `:xnack+` dropped)."""
-    entries = [e for e in re.split(r"[;_]", text) if e]
-    if not entries or "all" in entries:
-        return None
-    archs = []
-    for entry in entries:
-        gfx = entry.split(":")[0]
-        if not _ARCH_RE.match(gfx):
-            raise LogicError(f"not an architecture: {entry!r} (expected e.g. gfx942 or gfx90a:xnack+)",
-                             Where(parameter="--architecture"))
-        archs.append(gfx)
-    return sorted(set(archs))
+    """None for `all`; otherwise the bare gfx names, sorted (the build's parser: unknown ones are errors)."""
+    archs = tcl_parse_architectures(text)
+    return sorted(archs) if archs else None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,14 +1,15 @@
-"""What the emulator needs to know per GPU target: one declarative table, no `if arch ==` elsewhere."""
+"""What the emulator needs to know per GPU target, derived from the target registry (`tensile_lite.targets`)
+by ISA generation and the records' facts: no gfx name is listed here, and no `if arch ==` elsewhere."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
 import attrs
 
 from tensile_lite.emu.errors import CodeObjectError
+from tensile_lite.targets import GFX12, TARGETS, Target, gfx_in, target_of_elf_mach
 
 # Memory-operation classes, mapped per family to the wait counters they increment (s_waitcnt fields).
 VMEM_LOAD = "vmem_load"
@@ -63,41 +64,31 @@ _GFX12_COUNTERS = MappingProxyType({VMEM_LOAD: ("loadcnt",), VMEM_STORE: ("store
                                     SMEM: ("kmcnt",), FLAT: ("loadcnt", "dscnt")})
 
 
-def _cdna(gfx: str, family: str, fp8: str | None, flush: bool, lds: int) -> ArchInfo:
-    return ArchInfo(gfx, family, (64,), True, fp8, "cdna", False, flush, _GFX9_COUNTERS,
-                    MappingProxyType({64: 8}), True, True, lds, True)
+def _info(t: Target) -> ArchInfo:
+    """The emulator's view of a registry record, derived from its ISA generation and facts."""
+    family = t.family.lower().split(".")[0]  # RDNA3.5 runs RDNA3's rules here
+    if t.cdna:
+        return ArchInfo(t.gfx, family, t.wave_sizes, True, t.fp8, "cdna", False, t.mfma_flushes_f16_denorms,
+                        _GFX9_COUNTERS, MappingProxyType({64: 8}), True, True, t.lds_bytes, t.sram_ecc)
+    counters = _GFX12_COUNTERS if t.isa == GFX12 else _GFX11_COUNTERS
+    return ArchInfo(t.gfx, family, t.wave_sizes, False, t.fp8, t.isa, t.workgroup_ids_in_ttmp, False, counters,
+                    MappingProxyType({32: 8, 64: 4}), False, False, t.lds_bytes, t.sram_ecc)
 
 
-def _rdna(gfx: str, family: str, matrix: str, fp8: str | None, ttmp: bool, counters) -> ArchInfo:
-    return ArchInfo(gfx, family, (32, 64), False, fp8, matrix, ttmp, False, counters,
-                    MappingProxyType({32: 8, 64: 4}), False, False, 65536, False)
-
-
+# gfx908 (CDNA1: separate AGPR file, its own MFMA set) is not emulated.
 ARCHS: Mapping[str, ArchInfo] = MappingProxyType({
-    "gfx90a": _cdna("gfx90a", "cdna2", None, True, 65536),
-    "gfx940": _cdna("gfx940", "cdna3", "fnuz", False, 65536),
-    "gfx941": _cdna("gfx941", "cdna3", "fnuz", False, 65536),
-    "gfx942": _cdna("gfx942", "cdna3", "fnuz", False, 65536),
-    "gfx950": _cdna("gfx950", "cdna4", "ocp", False, 163840),
-    **{g: _rdna(g, "rdna3", "gfx11", None, False, _GFX11_COUNTERS)
-       for g in ("gfx1100", "gfx1101", "gfx1102", "gfx1150", "gfx1151")},
-    **{g: _rdna(g, "rdna4", "gfx12", "ocp", True, _GFX12_COUNTERS) for g in ("gfx1200", "gfx1201")},
-})
-
-# EF_AMDGPU_MACH values (ELF e_flags bits 7:0), used when a code object carries no metadata note.
-_MACH = MappingProxyType({0x30: "gfx908", 0x3F: "gfx90a", 0x40: "gfx940", 0x4B: "gfx941", 0x4C: "gfx942", 0x4F: "gfx950",
-                          0x41: "gfx1100", 0x46: "gfx1101", 0x47: "gfx1102", 0x43: "gfx1150",
-                          0x4A: "gfx1151", 0x48: "gfx1200", 0x4E: "gfx1201"})
+    gfx: _info(t) for gfx, t in TARGETS.items() if t.family != "CDNA1"})
 
 
 def gfx_from_target(target: str) -> str:
     """`amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-` -> `gfx942`."""
-    m = re.search(r"gfx[0-9a-f]+", target.lower())
-    return m.group(0) if m else target
+    return gfx_in(target) or target
 
 
 def gfx_from_e_flags(e_flags: int) -> str | None:
-    return _MACH.get(e_flags & 0xFF)
+    """The target of an ELF's EF_AMDGPU_MACH (e_flags bits 7:0), for code objects without metadata."""
+    t = target_of_elf_mach(e_flags & 0xFF)
+    return t.gfx if t is not None else None
 
 
 def arch_info(gfx: str) -> ArchInfo:

@@ -29,6 +29,7 @@ from tensile_lite.library.selection import selection_signature
 from tensile_lite.model.kernel_key import kernel_key
 from tensile_lite.model.logicfile import LogicFile
 from tensile_lite.model.solution import Solution
+from tensile_lite.targets import bare_gfx
 
 # Returns True to keep a solution; False or a reason (str) to leave it out.
 Supported = Callable[[Solution], "bool | str"]
@@ -141,7 +142,7 @@ class LibraryPlan:
 
 
 def _select_archs(files: Iterable[LogicFile], archs: Iterable[str] | None) -> list[LogicFile]:
-    wanted = None if archs is None else {a.split(":")[0] for a in archs}
+    wanted = None if archs is None else {bare_gfx(a) for a in archs}
     chosen = []
     for lf in files:
         # Fallback files serve every architecture, but only in an all-architecture build, as upstream.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 
-from tensile_lite.errors import LogicError
+from tensile_lite.errors import LogicError, Where
 
 
 class DataType(enum.Enum):
@@ -70,9 +70,7 @@ class DataType(enum.Enum):
         raise LogicError(f"unknown data type {value!r}", _where(parameter))
 
 
-def _where(parameter: str):
-    from tensile_lite.errors import Where
-
+def _where(parameter: str) -> Where:
     return Where(parameter=parameter)
 
 

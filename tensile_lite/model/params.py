@@ -138,7 +138,7 @@ class Params(Mapping[str, Any]):
     def __repr__(self) -> str:
         return f"Params({dict(zip(self._keys, self._values, strict=False))!r})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Params], tuple[dict[str, Any]]]:
         return (Params, (dict(zip(self._keys, self._values, strict=False)),))
 
     def replace(self, **changes: Any) -> Params:

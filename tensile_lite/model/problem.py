@@ -16,7 +16,7 @@ INDEX_CHARS = "IJKLMNOPQRSTUVWXYZ"
 # (A/B type, D type, compute type) triples whose names spell the output and compute types too
 # (upstream's "HPA types": `HHS`, `HSS`, `I8II`, ...).
 _HPA_NAMED: frozenset[tuple[str, str, str]] = frozenset(
-    tuple(t.split()) for t in (
+    (t.split()[0], t.split()[1], t.split()[2]) for t in (
         "H S S", "H H S", "B B S", "B S S", "B H S", "I8 I I", "4xi8 I I", "I8 I S", "I8 I8 S", "I8 H S",
         "I8 B S", "F8 S S", "B8 S S", "F8B8 S S", "B8F8 S S", "F8 H S", "B8 H S", "F8B8 H S", "B8F8 H S",
         "H F8 S", "F8 B S", "F8B8 B S", "F8 F8 S", "B8 B8 S", "F8B8 B8 S", "B8F8 B8 S", "F8 B8 S",
@@ -182,7 +182,8 @@ def _gemm_assignments(transposed: bool, is_a: bool) -> tuple[int, ...]:
     return (3, free, 2) if transposed == is_a else (free, 3, 2)
 
 
-def _classify_indices(ia: tuple[int, ...], ib: tuple[int, ...], nc: int):
+def _classify_indices(ia: tuple[int, ...], ib: tuple[int, ...],
+                      nc: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     both = set(ia) & set(ib)
     free = tuple(sorted(i for i in set(ia) ^ set(ib) if i < nc))
     batch = tuple(sorted(i for i in both if i < nc))

@@ -20,7 +20,8 @@ _FORMAT = 1
 
 
 def problem_type_to_dict(pt: ProblemType) -> dict[str, Any]:
-    return plain(pt.params)
+    out: dict[str, Any] = plain(pt.params)
+    return out
 
 
 def problem_type_from_dict(raw: Mapping[str, Any]) -> ProblemType:
@@ -29,7 +30,7 @@ def problem_type_from_dict(raw: Mapping[str, Any]) -> ProblemType:
 
 def solution_to_dict(sol: Solution) -> dict[str, Any]:
     """The solution as a logic file writes it, with its problem type embedded."""
-    out = plain(sol.params)
+    out: dict[str, Any] = plain(sol.params)
     out["ProblemType"] = problem_type_to_dict(sol.problem_type)
     return out
 
@@ -48,8 +49,9 @@ def solution_from_dict(raw: Mapping[str, Any], arch: str, position: int = 0,
 def encode_solution(sol: Solution) -> bytes:
     """Compact bytes: [format, arch, index, solution params, problem-type params]."""
     try:
-        return msgpack.packb([_FORMAT, sol.arch, sol.index, plain(sol.params), plain(sol.problem_type.params)],
-                             use_bin_type=True)
+        packed: bytes = msgpack.packb([_FORMAT, sol.arch, sol.index, plain(sol.params),
+                                       plain(sol.problem_type.params)], use_bin_type=True)
+        return packed
     except OverflowError as exc:  # msgpack holds 64-bit integers; logic files never need more
         raise LogicError(f"a parameter value does not fit in 64 bits: {exc}") from None
 

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
-from tensile_lite.emu.arch import ARCHS
 from tensile_lite.model import DataType, ProblemType
+from tensile_lite.targets import TARGETS
 from tensile_lite.verify.float8 import FORMATS, Float8Format
 
 
@@ -143,7 +143,7 @@ _MIXED = {DataType.F8B8: (DataType.F8, DataType.B8), DataType.B8F8: (DataType.B8
 
 def fp8_encoding(arch: str | None) -> str | None:
     """How `arch` encodes fp8/bf8 ("fnuz", "ocp"), None when it has no 8-bit floats (or is unknown)."""
-    info = ARCHS.get(arch) if arch else None
+    info = TARGETS.get(arch) if arch else None
     return info.fp8 if info is not None else None
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from tensile_lite.asm.gemm import num_workgroups, solution_layout
 from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError, UnsupportedInstruction
+from tensile_lite.targets import get_target
 from tensile_lite.verify import amax, compare, conversion, epilogue, runtime_args, splitk
 from tensile_lite.verify.elements import element, operand_types
 from tensile_lite.verify.epilogue import Epilogue
@@ -67,7 +68,8 @@ def grid_of(rs: RuntimeSolution, case: Case) -> Grid:
     sol, p = rs.solution, case.problem
     mt0, mt1 = sol.macro_tile
     batch = p.batch if rs.problem_type.num_indices_c == 3 else 1
-    flatten = not sol.arch.startswith("gfx12") and runtime_args.version(rs) >= 1
+    # gfx12 keeps the runtime's 3-D grid (ids in ttmp registers); the others get it flattened
+    flatten = not get_target(sol.arch).workgroup_ids_in_ttmp and runtime_args.version(rs) >= 1
     gsu = runtime_args.launch_gsu(rs, case.gsu)
     round_robin = bool(runtime_args.header_words(rs, gsu)[0] >> splitk.GSU_ROUND_ROBIN_BIT & 1)
     return Grid(math.ceil(p.m / mt0), math.ceil(p.n / mt1), batch, three_d=not flatten, gsu=max(gsu, 1),

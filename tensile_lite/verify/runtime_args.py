@@ -21,12 +21,11 @@ from collections.abc import Mapping
 
 from tensile_lite.asm.gemm import EpilogueArgs, GemmProblem, pack_kernel_args, solution_layout
 from tensile_lite.errors import TensileLiteError
+from tensile_lite.targets import get_target
 from tensile_lite.verify.errors import NotVerifiable
 from tensile_lite.verify.mapping import TileOrder
 from tensile_lite.verify.runtime_view import RuntimeSolution
 
-# The device the verifier stands for, where the runtime needs its CU count (WGMXCCG == -1).
-CU_COUNTS: Mapping[str, int] = {"gfx90a": 104, "gfx942": 304, "gfx950": 256}
 _HEADER_V2_ONLY = ("kernel info1", "numWG")
 
 
@@ -64,7 +63,8 @@ def header_words(rs: RuntimeSolution, gsu: int | None = None) -> tuple[int, int]
             xcc = int(sm.get("workGroupMappingXCC", 1))
             group = int(sm.get("workGroupMappingXCCGroup", -1))
             if xcc > 1 and group == -1:
-                group = CU_COUNTS.get(rs.solution.arch, 0)
+                # the device the verifier stands for: the target's common part
+                group = get_target(rs.solution.arch).default_cu_count or 0
             info1 = ((group << 22) | (xcc << 16) | (wgm & 0xFFFF)) & 0xFFFFFFFF
     if v >= 2:
         info0 |= int(bool(sm.get("globalSplitUCoalesced"))) << 15

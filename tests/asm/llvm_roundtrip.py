@@ -45,8 +45,8 @@ from tensile_lite.asm.isa import Slot
 from tensile_lite.asm.operands import AGPR, SGPR, SPECIAL, TTMP, VGPR
 from tensile_lite.asm.table import M_BUF, M_DPP, M_DS, M_DS2, M_GLB, M_MFMA, M_SEL, VOP3P, WMMA
 from tensile_lite.codeobj.assemble import assemble
-from tensile_lite.codeobj.targets import target_info
 from tensile_lite.codeobj.toolchain import Toolchain
+from tensile_lite.targets import get_target
 
 END_LABEL = Label("label_end")
 _SPECIALS = {1: (M0, VCC_LO, VCC_HI, EXEC_LO, EXEC_HI), 2: (VCC, EXEC)}
@@ -55,7 +55,7 @@ _MAKERS = {VGPR: vgpr, SGPR: sgpr, AGPR: agpr, TTMP: ttmp}
 
 
 def toolchain_knows(toolchain: Toolchain, arch: str) -> bool:
-    return target_info(arch).supported_by_major(toolchain.version[0])
+    return get_target(arch).supported_by_llvm(toolchain.version[0])
 
 
 # ---------------------------------------------------------------- random operands
@@ -326,7 +326,7 @@ def llvm_mc_errors(toolchain: Toolchain, arch: str, lines: list[str]) -> dict[in
     every error of the input, unlike a single failing run of clang)."""
     mc = toolchain.tool("llvm-mc")
     assert mc is not None, "llvm-mc not found next to the assembler"
-    attr = "+wavefrontsize64" if target_info(arch).wave64 else "+wavefrontsize32"
+    attr = "+wavefrontsize64" if get_target(arch).wavefront_size == 64 else "+wavefrontsize32"
     res = subprocess.run([str(mc), "-triple=amdgcn-amd-amdhsa", f"-mcpu={arch}", f"-mattr={attr}",
                           "-filetype=null"], input="\n".join(lines) + "\n", capture_output=True, text=True,
                          check=False)

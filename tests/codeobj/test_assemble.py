@@ -4,9 +4,9 @@ import pytest
 
 from tensile_lite.codeobj.assemble import assemble, assemble_argv, link
 from tensile_lite.codeobj.elf import read_code_object
-from tensile_lite.codeobj.targets import TARGETS
 from tensile_lite.codeobj.trivial import TrivialKernel
 from tensile_lite.errors import BuildError
+from tensile_lite.targets import TARGETS
 
 from .kernels import BrokenKernel
 

@@ -13,6 +13,7 @@ import pytest
 from tensile_lite.asm.gemm import GemmProblem, internal_args, pack_kernel_args
 from tensile_lite.library.solution_entry import solution_entry
 from tensile_lite.model import DataType, Params, ProblemType, Solution
+from tensile_lite.targets import get_target
 from tensile_lite.verify import amax, epilogue, launch, runtime_args, splitk
 from tensile_lite.verify.elements import ELEMENTS
 from tensile_lite.verify.errors import NotVerifiable
@@ -210,7 +211,7 @@ def test_runtime_header_follows_the_declared_support() -> None:
     buffers = {"A": 0x1000, "B": 0x2000, "C": 0x3000, "D": 0x4000}
     v2 = runtime_solution(entry, "gfx942")
     # version 2 with everything supported: what the writer's packer sends, with the device's CU count
-    assert runtime_args.header_words(v2) == internal_args(sol, cu_count=runtime_args.CU_COUNTS["gfx942"])
+    assert runtime_args.header_words(v2) == internal_args(sol, cu_count=get_target("gfx942").default_cu_count)
     assert runtime_args.tile_order(v2).wgm == -3 and runtime_args.tile_order(v2).xcc == 2
     entry["internalArgsSupport"].update(version=1)
     v1 = runtime_solution(entry, "gfx942")

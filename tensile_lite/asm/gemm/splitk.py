@@ -34,8 +34,7 @@ slices other than 0 end at once and slice 0 sums all of K into D, as with GSU 1.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from types import MappingProxyType
+from collections.abc import Callable
 
 from tensile_lite.asm.arith import add64, mul32x32_64, udiv_const, udiv_scalar
 from tensile_lite.asm.gemm.emit import Emitter
@@ -44,6 +43,7 @@ from tensile_lite.asm.gemm.layout import OperandRegs
 from tensile_lite.asm.gemm.plan import MULTIPLE_BUFFER, SINGLE_KERNEL
 from tensile_lite.asm.modifiers import NO_CACHE, Buf, CachePolicy
 from tensile_lite.asm.operands import EXEC, Reg
+from tensile_lite.targets import get_target
 
 GSU_MASK = 0x3FFF
 GSU_ROUND_ROBIN_BIT = 14
@@ -53,19 +53,15 @@ ARG_TYPE_USER = 2
 # gfx90a's L2 is coherent across the device, so only the CU's L1 is invalidated; gfx94x/gfx950 have one
 # L2 per XCD, so dirty lines are written back first and stale ones invalidated after, and the atomic
 # itself runs at device scope (sc1).
-# arch -> (release instructions, acquire instructions, the atomic's cache policy)
 _SC1 = CachePolicy(slc=True)
-_MEMORY_MODEL: Mapping[str, tuple[tuple[str, ...], tuple[str, ...], CachePolicy]] = MappingProxyType({
-    "gfx90a": ((), ("buffer_wbinvl1_vol",), CachePolicy(glc=True)),
-    **{arch: (("buffer_wbl2_sc1",), ("buffer_inv_sc1",), CachePolicy(glc=True, slc=True))
-       for arch in ("gfx940", "gfx941", "gfx942", "gfx950")},
-})
+_COHERENT_L2 = ((), ("buffer_wbinvl1_vol",), CachePolicy(glc=True))
+_L2_PER_XCD = (("buffer_wbl2_sc1",), ("buffer_inv_sc1",), CachePolicy(glc=True, slc=True))
 
 
 def memory_model(arch: str) -> tuple[tuple[str, ...], tuple[str, ...], CachePolicy]:
     """(release instructions, acquire instructions, the atomic's cache policy) of an agent-scope
-    handoff between workgroups on `arch`."""
-    return _MEMORY_MODEL[arch]
+    handoff between workgroups on `arch` (a CDNA target: RDNA builds no split-K reduction)."""
+    return _L2_PER_XCD if get_target(arch).l2_per_xcd else _COHERENT_L2
 
 
 def _regs(e: Emitter) -> tuple[Reg, Reg, Reg, Reg]:

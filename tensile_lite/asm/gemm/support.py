@@ -21,6 +21,9 @@ RDNA: gfx11 (gfx1100/1101/1102/1150/1151) and gfx12 (gfx1200/1201) in wave32 wit
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from tensile_lite.asm.errors import RegisterOverflow
 from tensile_lite.asm.gemm.abi import is_multiple_buffer, is_split_k, solution_layout, splits_k
 from tensile_lite.asm.gemm.e_output import E_TYPES
@@ -30,15 +33,11 @@ from tensile_lite.asm.gemm.plan import Unsupported, build_plan
 from tensile_lite.asm.gemm.postgsu import supported as postgsu_supported
 from tensile_lite.asm.gemm.preload import preload_dwords
 from tensile_lite.model import DataType, ProblemType, Solution
+from tensile_lite.targets import TARGETS
 
-# gfx940/gfx941 are gfx942's ISA (they differ only in needing sc1 on stores: Arch.force_store_sc1);
-# LLVM 21+ dropped them, so they assemble with an older LLVM (toolchain.find_toolchain_for).
-ARCHS: frozenset[str] = frozenset({"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"})
-# RDNA targets: WMMA in wave32 (lanes.py), which is how hipBLASLt runs them.
-RDNA_ARCHS: frozenset[str] = frozenset({"gfx1100", "gfx1101", "gfx1102", "gfx1150", "gfx1151", "gfx1200",
-                                        "gfx1201"})
-# the wavefront size the writer builds for each target family
-_WAVE = {**{a: 64 for a in ARCHS}, **{a: 32 for a in RDNA_ARCHS}}
+# The targets the writer builds for, with the wave size it builds (MFMA wave64 on CDNA, WMMA wave32
+# on RDNA, as hipBLASLt runs them); gfx940/941 assemble with an older LLVM (find_toolchain_for).
+_WAVE: Mapping[str, int] = MappingProxyType({g: t.wavefront_size for g, t in TARGETS.items() if t.gemm_writer})
 _F8_TYPES = (DataType.F8, DataType.B8, DataType.F8B8, DataType.B8F8)
 # (DataType, D type, compute type) the writer builds, A and B both of DataType: the v1 family, and
 # the 8-bit floats (gfx94x FNUZ, gfx950 OCP; fp8/bf8 MFMAs with f32 accumulation) to f32, f16,
