@@ -14,7 +14,7 @@ from tensile_lite.asm.gemm import unsupported_reasons as writer_unsupported
 from tensile_lite.asm.gemm.abi import is_multiple_buffer
 from tensile_lite.asm.gemm.postgsu import ConversionKernel
 from tensile_lite.codeobj.assemble import assemble, link
-from tensile_lite.codeobj.pipeline import BuildOptions, build_code_objects
+from tensile_lite.codeobj.pipeline import BuildOptions, build_code_objects, usable_jobs
 from tensile_lite.codeobj.pipeline import LibraryPlan as CodeObjectPlan
 from tensile_lite.codeobj.toolchain import find_toolchain_for
 from tensile_lite.codeobj.trivial import TrivialKernel
@@ -24,7 +24,9 @@ from tensile_lite.library.plan import build_plan
 from tensile_lite.library.writer import write_arch
 from tensile_lite.logic import find_logic_files, read_logic_file
 from tensile_lite.model import LogicFile, Solution
+from tensile_lite.targets import get_target
 from tensile_lite.tcl_args import TclRequest
+from tensile_lite.workdirs import move_file, private_dir
 
 Log = Callable[[int, str], None]
 HELPER_KERNEL = "tensile_lite_no_helper_kernels"
@@ -52,6 +54,8 @@ def read_selected(req: TclRequest, log: Log) -> list[LogicFile]:
     out = []
     for path in paths:
         lf = read_logic_file(path)
+        if lf.arch != "fallback":  # a target nobody knows is this file's error, not the toolchain's
+            get_target(lf.arch, where=f"{path}: ArchitectureName")
         if wanted and lf.arch not in wanted:
             continue
         out.append(lf)
@@ -103,19 +107,23 @@ def helper_kernels(ap, cov: int) -> list:
 
 
 def write_helper_code_object(toolchain, ap, dest: Path, options: BuildOptions) -> None:
-    """Kernels.so-000-<gfx>.hsaco, where hipBLASLt looks up the helper kernels by name."""
+    """Kernels.so-000-<gfx>.hsaco, where hipBLASLt looks up the helper kernels by name.
+
+    Objects go to the temporary folder (TMPDIR); the code object is linked next to `dest`, in the
+    output's filesystem, and moved from wherever it is, so TMPDIR may live on another filesystem."""
     cov = options.code_object_version
     kernels = helper_kernels(ap, cov)
+    tmp_parent = options.tmp_parent or Path(tempfile.gettempdir())
     if len(kernels) == 1:
-        with tempfile.TemporaryDirectory(prefix="tensile-lite-helpers-") as tmp:
-            obj = assemble(toolchain, kernels[0].assembly_text(), ap.arch, Path(tmp) / "helpers.o",
-                           code_object_version=cov)
-            link(toolchain, [obj], dest)
+        with private_dir(tmp_parent, "helpers") as tmp:
+            obj = assemble(toolchain, kernels[0].assembly_text(), ap.arch, tmp / "helpers.o",
+                           code_object_version=cov, timeout=options.tool_timeout)
+            link(toolchain, [obj], dest, timeout=options.tool_timeout)
         return
-    with tempfile.TemporaryDirectory(prefix="tensile-lite-helpers-", dir=options.tmp_parent) as tmp:
+    with private_dir(dest.parent, "helpers") as linked:
         plan = CodeObjectPlan(dest.stem, ap.arch, [k.name for k in kernels])
-        build_code_objects(toolchain, iter(kernels), [plan], Path(tmp), attrs.evolve(options, progress="off"))
-        (Path(tmp) / "library" / f"{dest.stem}.co").replace(dest)
+        build_code_objects(toolchain, iter(kernels), [plan], linked, attrs.evolve(options, progress="off"))
+        move_file(linked / "library" / f"{dest.stem}.co", dest)
 
 
 def _sources_by_library(ap, kernel_source: Callable[..., object], cov: int):
@@ -130,11 +138,13 @@ def _sources_by_library(ap, kernel_source: Callable[..., object], cov: int):
 
 def build_library(req: TclRequest, staging: Path, log: Log,
                   unsupported: Callable[[Solution], tuple[str, ...]] = writer_unsupported,
-                  kernel_source: Callable[..., object] = GemmKernel.of) -> BuildSummary:
+                  kernel_source: Callable[..., object] = GemmKernel.of,
+                  failed_dir: Path | None = None) -> BuildSummary:
     """Write the complete library for `req` into `staging/library`; return what was written.
 
     `unsupported` and `kernel_source` default to the GEMM writer; tests substitute stand-ins to check
-    the plumbing alone."""
+    the plumbing alone. A kernel that fails to assemble has its text kept in `failed_dir` (default:
+    `staging/failed-kernels`, which goes with the staging: the driver passes a folder that stays)."""
     logic = read_selected(req, log)
     missing = report_unsupported(logic, unsupported, req.strict, log)
     reasons_by_key = {}
@@ -162,18 +172,24 @@ def build_library(req: TclRequest, staging: Path, log: Log,
     for arch, tc in toolchains.items():
         log(2, f"toolchain for {arch}: {tc.describe()}")
     kernels_total = 0
+    jobs, note = usable_jobs(req.jobs)
+    if note:
+        log(1, note)
+    tmp_parent = Path(tempfile.gettempdir())
     for ap in plan.archs:
         co_plans = [CodeObjectPlan(p.name, ap.arch, p.kernel_names) for p in ap.placeholders if p.solutions]
         toolchain = toolchains[ap.arch]
         if co_plans:
             sources = _sources_by_library(ap, kernel_source, req.code_object_version)
-            options = BuildOptions(jobs=req.jobs, code_object_version=req.code_object_version,
-                                   keep_build_tmp=req.keep_build_tmp, tmp_parent=Path(tempfile.gettempdir()),
-                                   progress="auto" if req.verbose >= 1 else "off")
+            options = BuildOptions(jobs=jobs, code_object_version=req.code_object_version,
+                                   keep_build_tmp=req.keep_build_tmp, tmp_parent=tmp_parent,
+                                   progress="auto" if req.verbose >= 1 else "off", tool_timeout=req.tool_timeout,
+                                   failed_dir=failed_dir)
             build_code_objects(toolchain, sources, co_plans, staging, options)
             kernels_total += len(ap.kernels)
-        helper_options = BuildOptions(jobs=req.jobs, code_object_version=req.code_object_version,
-                                      tmp_parent=Path(tempfile.gettempdir()), progress="off")
+        helper_options = BuildOptions(jobs=jobs, code_object_version=req.code_object_version,
+                                      tmp_parent=tmp_parent, progress="off", tool_timeout=req.tool_timeout,
+                                      failed_dir=failed_dir)
         write_helper_code_object(toolchain, ap, library / f"Kernels.so-000-{ap.arch}.hsaco", helper_options)
         written = write_arch(ap, library, req.library_format, honoured=runtime_overrides_read)
         files += [p.name for p in written]

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
-import sys
-import traceback
 from collections.abc import Sequence
 
 from tensile_lite import __version__
-from tensile_lite.errors import TensileLiteError
+from tensile_lite.errors import exit_codes_help
+from tensile_lite.guard import quiet_broken_pipe
+from tensile_lite.guard import run_guarded as _guarded
 
 # Each module defines NAME, HELP, DESCRIPTION, add_arguments(parser) and run(args) -> int.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -27,13 +26,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tensile-lite",
         description="Build and inspect hipBLASLt kernel libraries (a rewrite of TensileCreateLibrary).",
+        epilog=exit_codes_help(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"tensile-lite {__version__}")
     parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         mod = importlib.import_module(f"tensile_lite.commands.{name}")
-        p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.DESCRIPTION)
+        p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.DESCRIPTION, epilog=exit_codes_help(),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show a traceback on errors")
         mod.add_arguments(p)
@@ -42,22 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_guarded(func, args: argparse.Namespace) -> int:
-    """Run a command; user errors become one line on stderr and exit code 2."""
-    try:
-        return int(func(args) or 0)
-    except TensileLiteError as exc:
-        if getattr(args, "debug", False):
-            traceback.print_exc()
-        print(f"error: {exc.one_line()}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # the reader went away (`... | head`): stop quietly, and keep Python from complaining at exit
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 141
+    """Run a command; every failure becomes one `error:` line on stderr and its exit code (errors.EXIT_CODES)."""
+    return _guarded(lambda: func(args), prefix="", debug=getattr(args, "debug", False), extra=quiet_broken_pipe)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,23 +3,29 @@
 logic files -> model -> (supported solutions) -> library plan -> kernels -> code objects -> .dat files.
 Everything is written into a private staging folder inside OutputPath and moved into OutputPath/library
 only when the whole build succeeded; the manifest (CMake's stamp) is written last. A failed or interrupted
-run therefore never leaves a library that looks complete.
+run therefore never leaves a library that looks complete. OutputPath is locked for the build; staging and
+temporaries are removed on every exit path (signals included, see guard.py), and those of a killed run
+are removed by the next one (workdirs.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
 import tempfile
 import time
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
 from tensile_lite.build import build_library
-from tensile_lite.errors import TensileLiteError
+from tensile_lite.errors import OutputError
+from tensile_lite.guard import run_guarded
 from tensile_lite.tcl_args import TclRequest, build_parser, to_request
+from tensile_lite.workdirs import locked_folder, move_file, move_tree, private_dir, sweep_stale
+
+FAILED_KERNELS = "failed-kernels"  # OutputPath/failed-kernels: a failing kernel's assembly, kept for the user
 
 
 def _log(req: TclRequest, level: int, msg: str) -> None:
@@ -27,27 +33,64 @@ def _log(req: TclRequest, level: int, msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
 
+def _blocking_ancestor(path: Path) -> Path | None:
+    """The nearest existing ancestor of `path` that is not a folder (so nothing can be created below it)."""
+    for parent in path.parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def prepare_output(out: Path) -> None:
+    """Create OutputPath, or say in one line why it cannot be used (before any work is done)."""
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"OutputPath {out} exists and is not a folder")
+    blocker = _blocking_ancestor(out)
+    if blocker is not None:
+        raise OutputError(f"cannot create OutputPath {out}: {blocker} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create OutputPath {out}: {exc.strerror or exc}") from None
+    if not os.access(out, os.W_OK | os.X_OK):  # access(2) reports a read-only filesystem even to root
+        raise OutputError(f"OutputPath {out} is not writable (read-only filesystem or no permission)")
+    library = out / "library"
+    if library.exists() and not library.is_dir():
+        raise OutputError(f"{library} exists and is not a folder; the library is written there, remove it")
+
+
+def _clean_leftovers(req: TclRequest, out: Path, tmp_parent: Path) -> None:
+    """What killed runs left (their locks are gone) and the previous run's failed kernels."""
+    removed = sweep_stale(out) + sweep_stale(tmp_parent)
+    for path in removed:
+        _log(req, 1, f"note: removed {path}, left by a build that was killed")
+    shutil.rmtree(out / FAILED_KERNELS, ignore_errors=True)
+
+
 def run(req: TclRequest) -> int:
     started = time.monotonic()
     for flag in req.ignored:
         _log(req, 2, f"note: {flag} is accepted for compatibility and has no effect")
     out = Path(req.output_path)
-    out.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".tensile-lite-staging-", dir=out))
-    try:
-        summary = build_library(req, staging, log=lambda level, msg: _log(req, level, msg))
-        if req.manifest_only:  # the files it lists are not made: only the stamp is written
-            (out / "library").mkdir(parents=True, exist_ok=True)
-            _write_manifest(out / "library", summary.files)
-        else:
-            _publish(staging, out / "library", summary.files)
-        kept = staging / "build_tmp"
-        if kept.is_dir():  # --keep-build-tmp: the kernels' .s and .o, for debugging
-            shutil.rmtree(out / "build_tmp", ignore_errors=True)
-            os.replace(kept, out / "build_tmp")
-            _log(req, 1, f"kept each kernel's .s and .o in {out / 'build_tmp'}")
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    prepare_output(out)
+    tmp_parent = Path(tempfile.gettempdir())
+    # One build per OutputPath at a time: the lock is on the folder itself, so nothing is left in it.
+    with locked_folder(out, req.lock_timeout, on_wait=lambda msg: _log(req, 1, msg)):
+        _clean_leftovers(req, out, tmp_parent)
+        # Staging inside OutputPath: the same filesystem as the library, so publishing is a rename.
+        with private_dir(out, "staging") as staging:
+            summary = build_library(req, staging, log=lambda level, msg: _log(req, level, msg),
+                                    failed_dir=out / FAILED_KERNELS)
+            if req.manifest_only:  # the files it lists are not made: only the stamp is written
+                (out / "library").mkdir(parents=True, exist_ok=True)
+                _write_manifest(out / "library", summary.files)
+            else:
+                _publish(staging, out / "library", summary.files)
+            kept = staging / "build_tmp"
+            if kept.is_dir():  # --keep-build-tmp: the kernels' .s and .o, for debugging
+                shutil.rmtree(out / "build_tmp", ignore_errors=True)
+                move_tree(kept, out / "build_tmp")
+                _log(req, 1, f"kept each kernel's .s and .o in {out / 'build_tmp'}")
     _log(req, 1, f"{summary.describe()} in {time.monotonic() - started:.1f} s")
     return 0
 
@@ -58,30 +101,24 @@ def _publish(staging: Path, library: Path, files: Sequence[str]) -> None:
     manifest = library / "TensileManifest.txt"
     manifest.unlink(missing_ok=True)  # an old stamp must not survive a half-replaced library
     for name in files:
-        os.replace(staging / "library" / name, library / name)
+        move_file(staging / "library" / name, library / name)
     _write_manifest(library, files)
 
 
 def _write_manifest(library: Path, files: Sequence[str]) -> None:
     manifest = library / "TensileManifest.txt"
     tmp = library / f".TensileManifest.txt.tmp-{os.getpid()}"
-    tmp.write_text("".join(f"{(library / name).resolve()}\n" for name in files))
-    os.replace(tmp, manifest)
+    try:
+        tmp.write_text("".join(f"{(library / name).resolve()}\n" for name in files))
+        os.replace(tmp, manifest)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
-    try:
-        return run(to_request(ns))
-    except TensileLiteError as exc:
-        if ns.debug:
-            traceback.print_exc()
-        print(f"TensileCreateLibrary: error: {exc.one_line()}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("TensileCreateLibrary: interrupted; temporary files removed, library left untouched",
-              file=sys.stderr)
-        return 130
+    return run_guarded(lambda: run(to_request(ns)), prefix="TensileCreateLibrary: ", debug=ns.debug)
 
 
 if __name__ == "__main__":

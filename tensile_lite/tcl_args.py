@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
+from typing import NoReturn
 
 import attrs
 
-from tensile_lite.errors import TensileLiteError
+from tensile_lite.codeobj.proc import DEFAULT_TOOL_TIMEOUT
+from tensile_lite.errors import EXIT_INPUT, UnknownArchitecture, exit_codes_help
 from tensile_lite.library.formats import FORMATS as LIBRARY_FORMATS
+from tensile_lite.targets import get_target, parse_target_id
+
+DEFAULT_LOCK_TIMEOUT = 600.0  # seconds a second build into the same OutputPath waits for the first
 
 # dest -> why we ignore it (shown with --verbose 2)
 IGNORED_FLAGS: dict[str, str] = {
@@ -43,9 +49,27 @@ IGNORED_FLAGS: dict[str, str] = {
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line and exit 2, like every other error
-        self.print_usage()
-        raise SystemExit(f"{self.prog}: error: {message}")
+    def error(self, message: str) -> NoReturn:  # the usage, then one error line, and exit 2 (EXIT_INPUT)
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _seconds(value: str) -> float | None:
+    """A time limit in seconds; 0 means none."""
+    try:
+        n = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
+    if not n >= 0 or n == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {value!r}")
+    return n or None
+
+
+def _jobs(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of jobs, got {value!r}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
             "OutputPath. Accepts upstream's command line unchanged; solutions whose kernels tensile-lite "
             "cannot generate yet are reported and left out consistently (or fail the build with --strict)."
         ),
+        epilog=exit_codes_help(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("LogicPath", help="folder searched recursively for <logic-filter>.yaml logic files")
     p.add_argument("OutputPath", help="output folder; the library goes to OutputPath/library")
@@ -70,7 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="msgpack (default), msgpack-zstd (one zstd frame, still .dat), msgpack-zlib (.dat.zlib), "
                         "yaml (debugging)")
     p.add_argument("--logic-filter", default="*", help="glob on logic file names (without .yaml)")
-    p.add_argument("--jobs", "-j", type=int, default=-1, help="worker processes (default: available cores)")
+    p.add_argument("--jobs", "-j", type=_jobs, default=-1,
+                   help="worker processes (default: available cores; capped to the usable cores and to memory, "
+                        "with a note)")
     p.add_argument("--verbose", "-v", type=int, default=1, help="0 quiet, 1 progress and summary, 2 details")
     p.add_argument("--keep-build-tmp", action="store_true",
                    help="keep each kernel's .s and .o in OutputPath/build_tmp for debugging")
@@ -85,6 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--assembler", default=None, help="clang with the AMDGPU backend (default: searched)")
     p.add_argument("--linker", default=None, help="ld.lld (default: next to the assembler)")
     p.add_argument("--debug", action="store_true", help="show a traceback on errors")
+    p.add_argument("--tool-timeout", type=_seconds, default=DEFAULT_TOOL_TIMEOUT, metavar="SECONDS",
+                   help=f"time limit of each assembler and linker call (default {DEFAULT_TOOL_TIMEOUT:g}; "
+                        "0: none); a call over it fails the build naming the kernel")
+    p.add_argument("--lock-timeout", type=_seconds, default=DEFAULT_LOCK_TIMEOUT, metavar="SECONDS",
+                   help="how long to wait for another build into the same OutputPath to finish (default "
+                        f"{DEFAULT_LOCK_TIMEOUT:g}; 0: refuse at once)")
     # accepted for compatibility, ignored (see IGNORED_FLAGS)
     p.add_argument("--cxx-compiler", default=None)
     p.add_argument("--cmake-cxx-compiler", default=None)
@@ -114,21 +147,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-_ARCH = re.compile(r"^(gfx[0-9a-f]{3,4})(:[a-z0-9+-:]+)?$")
-
-
 def parse_architectures(value: str) -> tuple[str, ...]:
-    """`gfx908:xnack+_gfx90a;gfx942` -> ('gfx908', 'gfx90a', 'gfx942'); 'all' -> ()."""
+    """`gfx908:xnack+_gfx90a;gfx942` -> ('gfx908', 'gfx90a', 'gfx942'); 'all' -> ().
+
+    A target the registry does not know is an error naming --architecture: building nothing for it and
+    exiting 0 would look like success to CMake."""
     parts = [p for p in re.split(r"[;_]", value.strip()) if p]
     if not parts or parts == ["all"]:
         return ()
     out: list[str] = []
     for part in parts:
-        m = _ARCH.match(part)
-        if not m:
-            raise TensileLiteError(f"--architecture: {part!r} is not an architecture such as gfx942 or gfx90a:xnack+")
-        if m.group(1) not in out:
-            out.append(m.group(1))
+        try:
+            gfx, _features = parse_target_id(part)
+        except UnknownArchitecture:
+            raise UnknownArchitecture(f"--architecture: {part!r} is not an architecture such as gfx942 or "
+                                      "gfx90a:xnack+") from None
+        get_target(gfx, where="--architecture")
+        if gfx not in out:
+            out.append(gfx)
     return tuple(out)
 
 
@@ -149,6 +185,8 @@ class TclRequest:
     library_version: str | None
     manifest_only: bool
     ignored: tuple[str, ...]
+    tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 
 
 def to_request(ns: argparse.Namespace) -> TclRequest:
@@ -160,5 +198,5 @@ def to_request(ns: argparse.Namespace) -> TclRequest:
         logic_filter=ns.logic_filter, jobs=None if ns.jobs is None or ns.jobs < 1 else ns.jobs,
         verbose=ns.verbose, keep_build_tmp=ns.keep_build_tmp, strict=ns.strict, assembler=ns.assembler,
         linker=ns.linker, library_version=ns.library_version, manifest_only=ns.generate_manifest_and_exit,
-        ignored=ignored,
+        ignored=ignored, tool_timeout=ns.tool_timeout, lock_timeout=ns.lock_timeout or 0.0,
     )

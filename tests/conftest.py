@@ -15,12 +15,22 @@ def toolchain() -> Toolchain:
         pytest.skip(str(exc))
 
 
+# marker -> why its tests are not in the default run
+_OPT_IN = {
+    "slow": "long sweep; run with -m slow",
+    "interrupt": "interruption or concurrency case; run with -m interrupt",
+}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked slow (emulator and assembler sweeps, whole-library verification) run only when
-    asked for with `-m slow`, so the default run stays within the README's time budget."""
-    if "slow" in (config.getoption("-m") or ""):
-        return
-    skip = pytest.mark.skip(reason="long sweep; run with -m slow")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+    """Tests marked slow (emulator and assembler sweeps, whole-library verification) or interrupt
+    (signals, kills, hung tools, concurrent builds: reliability suite) run only when asked for with
+    `-m slow` / `-m interrupt`, so the default run stays within the README's time budget."""
+    chosen = config.getoption("-m") or ""
+    for marker, reason in _OPT_IN.items():
+        if marker in chosen:
+            continue
+        skip = pytest.mark.skip(reason=reason)
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)

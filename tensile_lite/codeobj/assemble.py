@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from tensile_lite.codeobj.targets import bare_gfx, target_info
+from tensile_lite.codeobj.proc import DEFAULT_TOOL_TIMEOUT, run_tool
 from tensile_lite.codeobj.toolchain import Toolchain
-from tensile_lite.errors import BuildError
+from tensile_lite.errors import BuildError, DiskFull, ToolFailure
+from tensile_lite.targets import bare_gfx, get_target
 
 CODE_OBJECT_VERSIONS = (4, 5)
 # Upstream slices at 10,000 objects (§3.7); a smaller slice keeps each argv well below ARG_MAX even
@@ -26,6 +26,12 @@ LINK_BATCH = 2000
 _SHOWN_DIAGNOSTICS = 3
 _DIAG = re.compile(r"^<stdin>:(\d+):(\d+): (error|warning|note): (.*)$")
 _KERNEL = re.compile(r"^\s*\.amdhsa_kernel\s+(\S+)", re.MULTILINE)
+_DISK_FULL = "No space left on device"
+
+
+def _failure(stderr: str) -> type[ToolFailure]:
+    """A full disk is reported as such (exit code of an output problem), any other failure as the tool's."""
+    return DiskFull if _DISK_FULL in stderr else ToolFailure
 
 
 def assemble_argv(
@@ -35,9 +41,9 @@ def assemble_argv(
     """The assembler command line; `-` reads the text from stdin."""
     if code_object_version not in CODE_OBJECT_VERSIONS:
         raise BuildError(f"code object version {code_object_version} is not supported; use 4 or 5")
-    info = target_info(arch)
+    info = get_target(arch)
     if wave64 is None:
-        wave64 = info.wave64
+        wave64 = info.wavefront_size == 64
     return [
         str(toolchain.assembler), "-x", "assembler", "-target", "amdgcn-amd-amdhsa",
         f"-mcode-object-version={code_object_version}", f"-mcpu={bare_gfx(arch)}",
@@ -46,16 +52,14 @@ def assemble_argv(
     ]
 
 
-def run_assembler(toolchain: Toolchain, text: str, argv: Sequence[str]) -> str:
+def run_assembler(toolchain: Toolchain, text: str, argv: Sequence[str], *,
+                  timeout: float | None = DEFAULT_TOOL_TIMEOUT, tmp_dir: Path | None = None) -> str:
     """Run an assembler argv with `text` on stdin; return its stderr (warnings) or raise on failure."""
-    try:
-        proc = subprocess.run(list(argv), input=text.encode(), capture_output=True, check=False)
-    except OSError as exc:
-        raise BuildError(f"cannot run the assembler {toolchain.describe()}: {exc}") from exc
+    proc = run_tool(argv, what="assembler", input_bytes=text.encode(), timeout=timeout,
+                    tmp_dir=tmp_dir)
     stderr = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
-        raise BuildError(f"assembler exited with status {proc.returncode}\n"
-                         + format_diagnostics(stderr, text))
+        raise _failure(stderr)(f"assembler {proc.describe_exit()}\n" + format_diagnostics(stderr, text))
     return stderr
 
 
@@ -106,44 +110,47 @@ def warnings_in(stderr: str) -> list[str]:
 
 def assemble(
     toolchain: Toolchain, text: str, arch: str, out_path: Path, *, code_object_version: int = 4,
-    wave64: bool | None = None,
+    wave64: bool | None = None, timeout: float | None = DEFAULT_TOOL_TIMEOUT,
 ) -> Path:
     """Assemble `text` for `arch` into the object `out_path` and return it.
 
     wave64 defaults to the target table's wavefront size (gfx9: 64, gfx10+: 32). On failure the
     BuildError carries the first diagnostics with their source lines, and no object is left behind.
+    The tool's own temporaries go to the object's folder (ours to remove), never to the user's TMPDIR.
     """
     out_path = Path(out_path)
     argv = assemble_argv(toolchain, arch, out_path, code_object_version=code_object_version,
                          wave64=wave64)
+    m = _KERNEL.search(text)
+    what = f"kernel {m.group(1)}" if m else out_path.name
     try:
-        run_assembler(toolchain, text, argv)
+        run_assembler(toolchain, text, argv, timeout=timeout, tmp_dir=out_path.parent)
     except BuildError as exc:
         out_path.unlink(missing_ok=True)
-        m = _KERNEL.search(text)
-        what = f"kernel {m.group(1)}" if m else out_path.name
-        raise BuildError(f"assembling {what} for {bare_gfx(arch)} failed "
-                         f"({toolchain.describe()}): {exc.message}") from None
-    if not out_path.is_file():
-        raise BuildError(f"assembler reported success but wrote no object {out_path}")
+        kind = type(exc) if isinstance(exc, ToolFailure) else ToolFailure
+        raise kind(f"assembling {what} for {bare_gfx(arch)} failed "
+                          f"({toolchain.describe()}): {exc.message}") from None
+    if not out_path.is_file() or out_path.stat().st_size == 0:
+        out_path.unlink(missing_ok=True)
+        raise ToolFailure(f"assembling {what} for {bare_gfx(arch)}: the assembler reported success but wrote "
+                          f"no object {out_path.name} ({toolchain.describe()})")
     return out_path
 
 
-def _run_linker(toolchain: Toolchain, args: list[str], what: str) -> None:
+def _run_linker(toolchain: Toolchain, args: list[str], what: str, timeout: float | None,
+                tmp_dir: Path) -> None:
     argv = [str(toolchain.linker), *args]
-    try:
-        proc = subprocess.run(argv, capture_output=True, check=False)
-    except OSError as exc:
-        raise BuildError(f"cannot run the linker {toolchain.linker}: {exc}") from exc
+    proc = run_tool(argv, what=f"linking {what}", timeout=timeout, tmp_dir=tmp_dir)
     if proc.returncode != 0:
-        msg = proc.stderr.decode(errors="replace").strip().splitlines()
+        stderr = proc.stderr.decode(errors="replace")
+        msg = stderr.strip().splitlines()
         shown = "\n".join(f"  {x}" for x in msg[:_SHOWN_DIAGNOSTICS * 2]) or "  (no diagnostics printed)"
-        raise BuildError(f"linking {what} failed (ld.lld exit {proc.returncode}, "
-                         f"{toolchain.describe()}):\n{shown}")
+        raise _failure(stderr)(f"linking {what} failed (ld.lld {proc.describe_exit()}, "
+                          f"{toolchain.describe()}):\n{shown}")
 
 
 def link(toolchain: Toolchain, objects: Sequence[Path], out_path: Path, *,
-         batch: int = LINK_BATCH) -> Path:
+         batch: int = LINK_BATCH, timeout: float | None = DEFAULT_TOOL_TIMEOUT) -> Path:
     """Link `objects`, in the given order, into the shared code object `out_path`.
 
     Flags are those clang passes for `-target amdgcn-amd-amdhsa -Xlinker --build-id=sha1` (upstream's
@@ -164,11 +171,14 @@ def link(toolchain: Toolchain, objects: Sequence[Path], out_path: Path, *,
             for i in range(0, len(inputs), batch):
                 part = parts_dir / f"part{i // batch:05d}.o"
                 _run_linker(toolchain, ["-r", "-o", str(part), *inputs[i:i + batch]],
-                            f"{out_path.name} (slice {i // batch})")
+                            f"{out_path.name} (slice {i // batch})", timeout, out_path.parent)
                 parts.append(str(part))
             inputs = parts
         _run_linker(toolchain, ["--no-undefined", "-shared", "--build-id=sha1", "-o", str(tmp_out),
-                                *inputs], out_path.name)
+                                *inputs], out_path.name, timeout, out_path.parent)
+        if not tmp_out.is_file() or tmp_out.stat().st_size == 0:
+            raise ToolFailure(f"linking {out_path.name}: the linker reported success but wrote nothing "
+                              f"({toolchain.describe()})")
         os.replace(tmp_out, out_path)
     finally:
         tmp_out.unlink(missing_ok=True)

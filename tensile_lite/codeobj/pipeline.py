@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -32,8 +30,8 @@ import attrs
 
 from tensile_lite.codeobj.assemble import CODE_OBJECT_VERSIONS, LINK_BATCH, link
 from tensile_lite.codeobj.elf import check_kernels, read_code_object
+from tensile_lite.codeobj.proc import DEFAULT_TOOL_TIMEOUT
 from tensile_lite.codeobj.progress import Progress
-from tensile_lite.codeobj.targets import bare_gfx
 from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.codeobj.trivial import METADATA_VERSION
 from tensile_lite.codeobj.worker import (
@@ -44,16 +42,21 @@ from tensile_lite.codeobj.worker import (
     run_pooled_task,
     run_task,
 )
-from tensile_lite.errors import BuildError
+from tensile_lite.errors import BuildError, DiskFull, ToolFailure
+from tensile_lite.targets import bare_gfx
+from tensile_lite.workdirs import private_dir
 
 __all__ = ["BuildOptions", "BuildReport", "KernelSource", "LibraryPlan", "available_cores",
-           "build_code_objects"]
+           "build_code_objects", "usable_jobs"]
 
 # Tasks queued per worker: enough that a worker never waits for the parent while it links,
 # few enough that nothing piles up.
 _QUEUE_PER_JOB = 2
 _SLOT_WAIT = 30.0  # seconds; far longer than any single assembler run
 _KernelKey = tuple[str, str]  # (arch, kernel name): names need only be unique per architecture
+# What one job costs at its peak: a worker (~60 MB) and the clang it runs (~60-80 MB), with headroom.
+JOB_MEMORY = 192 * 2**20
+_WORKER_STOP_WAIT = 5.0  # seconds a stopped worker gets to kill its assembler and exit before SIGKILL
 
 
 def available_cores() -> int:
@@ -61,6 +64,51 @@ def available_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def available_memory() -> int | None:
+    """Bytes this process tree may still use: MemAvailable, or less under a cgroup (v2) memory limit."""
+    avail = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        avail = None
+    limit = _read_int("/sys/fs/cgroup/memory.max")
+    used = _read_int("/sys/fs/cgroup/memory.current")
+    if limit is not None and used is not None:
+        room = max(limit - used, 0)
+        avail = room if avail is None else min(avail, room)
+    return avail
+
+
+def usable_jobs(requested: int | None) -> tuple[int, str | None]:
+    """`requested` (None: every core) capped to the usable cores and to memory, with a note when lowered."""
+    cores = available_cores()
+    memory = available_memory()
+    by_memory = max(1, memory // JOB_MEMORY) if memory is not None else cores
+    jobs = max(1, min(requested or cores, cores, by_memory))
+    mem_text = f"{memory // 2**20} MiB available memory (~{JOB_MEMORY // 2**20} MiB per job)" if memory else ""
+    if requested is None:
+        if jobs < cores:
+            return jobs, f"note: using {jobs} job(s), not one per core ({cores}): only {mem_text}"
+        return jobs, None
+    if jobs >= requested:
+        return jobs, None
+    why = [f"{cores} usable core(s)"] + ([mem_text] if by_memory < requested and mem_text else [])
+    return jobs, f"note: --jobs {requested} lowered to {jobs} ({' and '.join(why)})"
 
 
 @attrs.frozen(slots=True)
@@ -82,6 +130,8 @@ class BuildOptions:
     progress_every: float = 10.0  # seconds between plain progress lines
     verify: bool = True  # read each `.co` back and check every kernel is complete
     link_batch: int = LINK_BATCH
+    tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT  # seconds per assembler/linker call; None: no limit
+    failed_dir: Path | None = None  # where a failing kernel's text is kept; default: `<out>/failed-kernels`
 
 
 @attrs.frozen(slots=True)
@@ -191,7 +241,7 @@ class _Builder:
         self.options = options
         self.out_dir = out_dir
         self.lib_dir = out_dir / "library"
-        self.failed_dir = out_dir / "failed-kernels"
+        self.failed_dir = options.failed_dir or out_dir / "failed-kernels"
         self.ledger = _Ledger(libraries, solutions_of)
         self.progress = Progress(self.ledger.total, stream, options.progress,
                                  plain_every=options.progress_every)
@@ -205,13 +255,15 @@ class _Builder:
         obj_dir = self.tmp / bare_gfx(source.arch)
         obj_dir.mkdir(exist_ok=True)
         return AssembleTask(source, self.toolchain, obj_dir, self.failed_dir,
-                            self.options.code_object_version, self.options.keep_build_tmp)
+                            self.options.code_object_version, self.options.keep_build_tmp,
+                            self.options.tool_timeout)
 
     def handle(self, result: AssembleResult) -> None:
         arch = bare_gfx(result.arch)
         if result.error is not None or result.object_path is None:
             where = f"\n  its assembly text is in {result.failed_text}" if result.failed_text else ""
-            raise BuildError(f"{self.ledger.describe_kernel(arch, result.name)}: {result.error}{where}")
+            error = {"tool": ToolFailure, "disk": DiskFull}.get(result.failure, BuildError)
+            raise error(f"{self.ledger.describe_kernel(arch, result.name)}: {result.error}{where}")
         key = (arch, result.name)
         self.ledger.objects[key] = (result.object_path, result.object_bytes)
         self.ledger.add_tmp(result.object_bytes + result.text_bytes_kept)
@@ -226,7 +278,8 @@ class _Builder:
         objects = [self.ledger.objects[(lib.arch, n)][0] for n in names]
         dest = self.lib_dir / f"{lib.name}.co"
         with self.tool_slot():
-            link(self.toolchain, objects, dest, batch=self.options.link_batch)
+            link(self.toolchain, objects, dest, batch=self.options.link_batch,
+                 timeout=self.options.tool_timeout)
         if self.options.verify:
             try:
                 self.verify(lib, dest, names)
@@ -294,8 +347,9 @@ class _Builder:
         # ~60-80 MB each, the bulk of the tree's RSS.
         self.tool_slots = ctx.BoundedSemaphore(jobs)
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=init_worker,
-                                   initargs=(self.tool_slots,))
+                                   initargs=(self.tool_slots, os.getpid()))
         in_flight: dict[Future[AssembleResult], KernelSource] = {}
+        finished = False
         try:
             exhausted = False
             while True:
@@ -312,23 +366,41 @@ class _Builder:
                 # Same-batch results in name order, so which failure is reported first is stable.
                 for result in sorted(results, key=lambda r: (r.arch, r.name)):
                     self.handle(result)
+            finished = True
         except BrokenProcessPool as exc:
             raise BuildError(f"a worker process died ({exc}); the build was stopped") from exc
         finally:
-            # Wait for running assembler calls so none writes into the folder we are about to remove.
+            if not finished:  # an error or a signal: running assembler calls are not waited for
+                _stop_workers(pool)
+            # Wait for the workers so none writes into the folder we are about to remove.
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def _tmp_dir(self) -> contextlib.AbstractContextManager[Path]:
+        """`<out>/build_tmp` when kept, else a private, locked folder removed afterwards (see workdirs)."""
+        if self.options.keep_build_tmp:
+            kept = self.out_dir / "build_tmp"
+            kept.mkdir(parents=True, exist_ok=True)
+            return contextlib.nullcontext(kept)
+        parent = self.options.tmp_parent or self.out_dir
+        parent.mkdir(parents=True, exist_ok=True)
+        return private_dir(parent, "tmp")
 
     def build(self, kernels: Iterable[KernelSource], jobs: int) -> BuildReport:
         start = time.monotonic()
         self.lib_dir.mkdir(parents=True, exist_ok=True)
         keep = self.options.keep_build_tmp
-        if keep:
-            self.tmp = self.out_dir / "build_tmp"
-            self.tmp.mkdir(parents=True, exist_ok=True)
-        else:
-            parent = self.options.tmp_parent or self.out_dir
-            parent.mkdir(parents=True, exist_ok=True)
-            self.tmp = Path(tempfile.mkdtemp(prefix=".tensile-lite-tmp-", dir=parent))
+        with self._tmp_dir() as tmp:
+            self.tmp = tmp
+            self._run(kernels, jobs)
+        report = BuildReport(
+            kernels_assembled=len(self.ledger.objects), libraries_linked=len(self.linked),
+            wall_seconds=time.monotonic() - start, peak_tmp_bytes=self.ledger.peak_tmp_bytes,
+            output_bytes=self.output_bytes, jobs=jobs, libraries=tuple(sorted(self.linked)),
+            kernels_unused=tuple(self.ledger.unused), build_tmp=self.tmp if keep else None)
+        self.progress.message(report.summary())
+        return report
+
+    def _run(self, kernels: Iterable[KernelSource], jobs: int) -> None:
         try:
             sources = iter(kernels)
             if jobs == 1:
@@ -341,15 +413,23 @@ class _Builder:
                                  + (f" (and {len(missing) - 5} more libraries)" if len(missing) > 5 else ""))
         finally:
             self.progress.close()
-            if not keep:
-                shutil.rmtree(self.tmp, ignore_errors=True)
-        report = BuildReport(
-            kernels_assembled=len(self.ledger.objects), libraries_linked=len(self.linked),
-            wall_seconds=time.monotonic() - start, peak_tmp_bytes=self.ledger.peak_tmp_bytes,
-            output_bytes=self.output_bytes, jobs=jobs, libraries=tuple(sorted(self.linked)),
-            kernels_unused=tuple(self.ledger.unused), build_tmp=self.tmp if keep else None)
-        self.progress.message(report.summary())
-        return report
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop every worker now: SIGTERM makes each kill its assembler and exit (worker._stop); one that does
+    not within a few seconds is killed. The executor has no public way to reach its processes before
+    Python 3.14 (`terminate_workers`), hence the private attribute, read defensively."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in processes:
+        with contextlib.suppress(Exception):
+            proc.terminate()
+    deadline = time.monotonic() + _WORKER_STOP_WAIT
+    for proc in processes:
+        with contextlib.suppress(Exception):
+            proc.join(max(deadline - time.monotonic(), 0.0))
+            if proc.is_alive():
+                proc.kill()
+                proc.join(1.0)
 
 
 def build_code_objects(
@@ -372,9 +452,9 @@ def build_code_objects(
     options = options or BuildOptions()
     if options.code_object_version not in CODE_OBJECT_VERSIONS:
         raise BuildError(f"code object version {options.code_object_version} is not supported; use 4 or 5")
-    jobs = options.jobs if options.jobs is not None else available_cores()
-    if jobs < 1:
-        raise BuildError(f"--jobs must be at least 1, not {jobs}")
+    if options.jobs is not None and options.jobs < 1:
+        raise BuildError(f"--jobs must be at least 1, not {options.jobs}")
+    jobs, _note = usable_jobs(options.jobs)  # the driver reports the note; here the cap alone matters
     # Fail before any work on a target this LLVM cannot build (the driver runs the full probe once,
     # `probe.require_targets`; this is the cheap table check).
     for arch in sorted({lib.arch for lib in libraries}):

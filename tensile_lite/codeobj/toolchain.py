@@ -19,8 +19,8 @@ from pathlib import Path
 
 import attrs
 
-from tensile_lite.codeobj.targets import TargetInfo, target_info
 from tensile_lite.errors import ToolchainError
+from tensile_lite.targets import Target, get_target
 
 _INSTALL_HINT = "install one with: apt-get install -y clang-22 lld-22 llvm-22 (or set ROCM_PATH)"
 
@@ -77,24 +77,24 @@ class Toolchain:
         return h.hexdigest()
 
     def check_target_ok(self, arch: str) -> bool:
-        return target_info(arch).supported_by_major(self.version[0])
+        return get_target(arch).supported_by_llvm(self.version[0])
 
-    def check_target(self, arch: str) -> TargetInfo:
+    def check_target(self, arch: str) -> Target:
         """The target's table row if this toolchain's LLVM version can handle it, else a ToolchainError
         naming the toolchain, its version, the target and what to install."""
-        info = target_info(arch)
+        info = get_target(arch)
         major = self.version[0]
-        if info.supported_by_major(major):
+        if info.supported_by_llvm(major):
             return info
         raise ToolchainError(unsupported_message(self, info))
 
 
-def unsupported_message(toolchain: Toolchain, info: TargetInfo, detail: str = "") -> str:
+def unsupported_message(toolchain: Toolchain, info: Target, detail: str = "") -> str:
     """Why `toolchain` cannot build `info.gfx` and what to install instead (`detail`: the probe's output)."""
     major = toolchain.version[0]
-    if info.max_llvm_major is not None and major > info.max_llvm_major:
-        fix = (f"LLVM {info.max_llvm_major + 1} removed {info.gfx}; point --assembler or "
-               f"TENSILE_ROCM_ASSEMBLER_PATH at an LLVM {info.min_llvm_major}..{info.max_llvm_major} clang "
+    if info.llvm_max is not None and major > info.llvm_max:
+        fix = (f"LLVM {info.llvm_max + 1} removed {info.gfx}; point --assembler or "
+               f"TENSILE_ROCM_ASSEMBLER_PATH at an LLVM {info.llvm_min}..{info.llvm_max} clang "
                f"(e.g. apt-get install -y clang-19 lld-19)")
     else:
         fix = (f"{info.gfx} needs {info.llvm_range()} with the AMDGPU backend; install one "
@@ -108,11 +108,17 @@ def _debian_suffix(name: str) -> str:
     return m.group(1) if m else ""
 
 
+_VERSION_TIMEOUT = 60.0  # seconds; `clang --version` answers in milliseconds unless something is wrong
+
+
 def _version_text(clang: Path) -> str:
     try:
-        return subprocess.run([str(clang), "--version"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise ToolchainError(f"cannot run {clang} --version: {exc}") from exc
+        return subprocess.run([str(clang), "--version"], capture_output=True, text=True, check=True,
+                              timeout=_VERSION_TIMEOUT).stdout
+    except subprocess.TimeoutExpired:
+        raise ToolchainError(f"{clang} --version did not answer within {_VERSION_TIMEOUT:g} s") from None
+    except (OSError, subprocess.CalledProcessError, UnicodeDecodeError) as exc:
+        raise ToolchainError(f"cannot run {clang} --version: {exc}") from None
 
 
 def _version_of(clang: Path) -> tuple[int, int, int]:

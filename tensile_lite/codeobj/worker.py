@@ -9,16 +9,19 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import os
 import re
 import signal
 from pathlib import Path
+from types import FrameType
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
 from tensile_lite.codeobj.assemble import assemble
+from tensile_lite.codeobj.proc import DEFAULT_TOOL_TIMEOUT, die_with_parent, kill_running_tools
 from tensile_lite.codeobj.toolchain import Toolchain
-from tensile_lite.errors import TensileLiteError
+from tensile_lite.errors import DiskFull, TensileLiteError, ToolFailure
 
 # Kernel names can exceed a file-name limit (255 bytes); like upstream we shorten long ones, but with
 # a hash of the whole name so two long names sharing a prefix never collide.
@@ -57,6 +60,7 @@ class AssembleTask:
     failed_dir: Path
     code_object_version: int
     keep_text: bool
+    timeout: float | None = DEFAULT_TOOL_TIMEOUT
 
 
 @attrs.frozen(slots=True)
@@ -68,6 +72,8 @@ class AssembleResult:
     text_bytes_kept: int = 0
     error: str | None = None
     failed_text: Path | None = None
+    # "tool": the assembler failed, crashed or hung; "disk": it found the disk full; "build": our own code
+    failure: str = "build"
 
 
 # The one piece of per-process state a worker holds: the semaphore bounding concurrent LLVM tool
@@ -76,11 +82,24 @@ class AssembleResult:
 _tool_slots: Any = None
 
 
-def init_worker(tool_slots: Any) -> None:
+def _stop(signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM/SIGHUP in a worker: the assembler it runs (its own process group) goes first, then the worker.
+    `os._exit`, because the pool would catch an exception and carry on with the next task."""
+    kill_running_tools()
+    os._exit(128 + signum)
+
+
+def init_worker(tool_slots: Any, parent_pid: int | None = None) -> None:
     """Pool initializer. Ctrl-C is the parent's to handle, so workers ignore it and are stopped by
-    the parent instead of each printing a traceback."""
+    the parent instead of each printing a traceback. A worker is told when its parent dies (even by
+    SIGKILL) and then stops with its assembler, so a killed build leaves no processes behind."""
     global _tool_slots
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGHUP, _stop)
+    die_with_parent(signal.SIGTERM)
+    if parent_pid is not None and os.getppid() != parent_pid:  # the parent died before we asked
+        os._exit(128 + signal.SIGTERM)
     _tool_slots = tool_slots
 
 
@@ -105,11 +124,29 @@ def run_task(task: AssembleTask, tool_slots: Any = None) -> AssembleResult:
         kept = len(text.encode())
     try:
         with tool_slots if tool_slots is not None else contextlib.nullcontext():
-            assemble(task.toolchain, text, src.arch, obj, code_object_version=task.code_object_version)
+            assemble(task.toolchain, text, src.arch, obj, code_object_version=task.code_object_version,
+                     timeout=task.timeout)
     except TensileLiteError as exc:
-        task.failed_dir.mkdir(parents=True, exist_ok=True)
-        failed = task.failed_dir / f"{base}.s"
-        failed.write_text(text)
-        return AssembleResult(src.name, src.arch, None, text_bytes_kept=kept, error=exc.message,
-                              failed_text=failed)
+        failed, why = _keep_failed_text(task.failed_dir, base, text)
+        return AssembleResult(src.name, src.arch, None, text_bytes_kept=kept, error=exc.message + why,
+                              failed_text=failed, failure=_failure_kind(exc))
     return AssembleResult(src.name, src.arch, obj, obj.stat().st_size, kept)
+
+
+def _failure_kind(exc: TensileLiteError) -> str:
+    if isinstance(exc, DiskFull):
+        return "disk"
+    return "tool" if isinstance(exc, ToolFailure) else "build"
+
+
+def _keep_failed_text(failed_dir: Path, base: str, text: str) -> tuple[Path | None, str]:
+    """Write a failed kernel's assembly where the error message will point; on a full disk say so instead."""
+    failed = failed_dir / f"{base}.s"
+    try:
+        failed_dir.mkdir(parents=True, exist_ok=True)
+        failed.write_text(text)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            failed.unlink(missing_ok=True)
+        return None, f"\n  (its assembly text could not be kept in {failed_dir}: {exc.strerror or exc})"
+    return failed, ""

@@ -13,6 +13,7 @@ from typing import Any
 from tensile_lite.errors import Where
 from tensile_lite.library.formats import DatError, decode, detect_format
 from tensile_lite.library.predicates import types_used
+from tensile_lite.verify.integrity import DAMAGE, check_document
 
 NAME = "inspect-dat"
 HELP = "decode a library .dat (msgpack, zstd, zlib or yaml) and summarise it"
@@ -76,7 +77,13 @@ def run(args: argparse.Namespace) -> int:
         data = path.read_bytes()
     except OSError as exc:
         raise DatError(f"cannot read: {exc.strerror}", Where(file=str(path))) from None
-    doc = decode(data, path.name)
+    try:
+        doc = decode(data, path.name)
+    except DAMAGE as exc:  # a decoder tripping over damage it does not report itself
+        raise DatError(f"cannot be decoded ({type(exc).__name__}: {exc})", Where(file=str(path))) from None
+    except DatError as exc:  # the decoder knows only the file's name: name the path
+        raise DatError(exc.message, Where(file=str(path))) from None
+    check_document(doc, path)  # damage is named here, before any reader can trip over it
     if args.json:
         json.dump(doc, sys.stdout, indent=1, default=lambda o: o.hex() if isinstance(o, bytes) else str(o))
         print()
@@ -85,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         summary = summarise(doc)
     except DatError as exc:
         raise exc.at(file=str(path)) from None
+    except DAMAGE as exc:
+        raise DatError(f"damaged library file ({type(exc).__name__}: {exc})", Where(file=str(path))) from None
     print(f"{path}: {detect_format(path, data)}, {len(data):,} bytes, {summary['kind']} library")
     rng = summary["index_range"]
     print(f"  solutions: {summary['solutions']}" + (f" (indices {rng[0]}..{rng[1]}), "

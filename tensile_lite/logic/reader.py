@@ -198,4 +198,7 @@ def read_logic_file(path: str | Path) -> LogicFile:
             return _dict_form(data, where)
     except LogicError as exc:
         raise exc.at(file=str(path)) from None
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError) as exc:
+        # A value of a type no check above expected (hostile or corrupted input): still this file's error.
+        raise LogicError(f"malformed logic file ({type(exc).__name__}: {exc})", where) from None
     raise LogicError(f"the root must be a 12-element list or a map, got {type(data).__name__}", where)

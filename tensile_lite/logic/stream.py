@@ -74,6 +74,12 @@ _CACHE_LIMIT = 1024
 _CACHE_MAX_LEN = 64
 _MISS = object()
 
+# Limits against hostile input. Logic files nest 5 levels deep and their longest scalars are solution names
+# of a few hundred bytes; without limits a deeply nested file ends in a RecursionError and one huge scalar
+# in memory exhaustion. (Aliases, the other classic, are refused outright: see `node`.)
+MAX_DEPTH = 64
+MAX_SCALAR = 1 << 20  # bytes
+
 
 @attrs.frozen(slots=True)
 class Streamed:
@@ -119,12 +125,19 @@ def _resolve(value: str) -> str:
 class _Builder:
     """Values from one parser's events; the hot loops read each event's attributes once."""
 
-    __slots__ = ("_cache", "_get", "_name")
+    __slots__ = ("_cache", "_depth", "_get", "_name")
 
     def __init__(self, get_event: Callable[[], Any], name: str) -> None:
         self._get = get_event
         self._name = name
         self._cache: dict[str, Any] = {}
+        self._depth = 0
+
+    def _enter(self, start: Any) -> None:
+        """One level deeper; refused past MAX_DEPTH (a collection of a collection of ... is not a logic file)."""
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise self._error(start, f"nested more than {MAX_DEPTH} levels deep; logic files nest a few levels")
 
     # -- document and root ------------------------------------------------------------------------------
     def document(self, streamed: Streamed | None) -> Any:
@@ -207,6 +220,8 @@ class _Builder:
     def scalar(self, ev: Any) -> Any:
         if ev.anchor is not None:
             raise self._error(ev, f"anchors (&{ev.anchor}) are not supported in logic files")
+        if len(ev.value) > MAX_SCALAR:
+            raise self._too_long(ev)
         if ev.implicit[0]:  # untagged plain, or the non-specific tag `!`: resolved like CSafeLoader
             value = self._cache.get(ev.value, _MISS)
             return self._plain(ev) if value is _MISS else value
@@ -217,6 +232,7 @@ class _Builder:
 
     def sequence(self, start: Any) -> list[Any]:
         self._check_collection(start, _SEQ_TAGS)
+        self._enter(start)
         out: list[Any] = []
         append, get, cache, node = out.append, self._get, self._cache, self.node
         while True:
@@ -226,18 +242,21 @@ class _Builder:
                 value = cache.get(ev.value, _MISS)
                 append(self._plain(ev) if value is _MISS else value)
             elif cls is SequenceEndEvent:
+                self._depth -= 1
                 return out
             else:
                 append(node(ev))
 
     def mapping(self, start: Any) -> dict[Any, Any]:
         self._check_collection(start, _MAP_TAGS)
+        self._enter(start)
         out: dict[Any, Any] = {}
         get, cache, node = self._get, self._cache, self.node
         while True:
             kev = get()
             cls = kev.__class__
             if cls is MappingEndEvent:
+                self._depth -= 1
                 return out
             if cls is ScalarEvent and kev.implicit[0] and kev.anchor is None:
                 key = cache.get(kev.value, _MISS)
@@ -276,6 +295,8 @@ class _Builder:
     def _plain(self, ev: Any) -> Any:
         """Resolve and build a plain scalar the cache did not know, then remember it."""
         value = ev.value
+        if len(value) > MAX_SCALAR:  # only cache misses come here, and a long value always misses
+            raise self._too_long(ev)
         tag = _resolve(value)
         result = value if tag == _STR else self._construct(tag, ev)
         if len(value) <= _CACHE_MAX_LEN:
@@ -309,6 +330,10 @@ class _Builder:
         if start.tag not in allowed:
             raise self._error(start, f"the tag {start.tag!r} is not supported in logic files "
                                      "(only plain YAML types are)")
+
+    def _too_long(self, ev: Any) -> LogicError:
+        return self._error(ev, f"a scalar of {len(ev.value):,} characters (the limit is {MAX_SCALAR:,}); "
+                               "logic files hold names and numbers")
 
     def _error(self, ev: Any, message: str, kind: str = "unsupported YAML") -> LogicError:
         mark = ev.start_mark

@@ -26,6 +26,10 @@ def load_yaml(path: Path, streamed: Streamed | None = None) -> Any:
     try:
         with open(path, "rb") as fh:
             return load(fh, str(path), streamed)
+    except yaml.reader.ReaderError as exc:  # libyaml checks the encoding as it reads
+        raise LogicError(f"not UTF-8 (or UTF-16) text: byte 0x{exc.character:02x} at offset {exc.position} "
+                         f"({exc.reason})" if isinstance(exc.character, int) else f"not readable text: {exc}",
+                         Where(file=str(path))) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         pos = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

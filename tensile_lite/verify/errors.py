@@ -15,3 +15,8 @@ class NotVerifiable(Exception):
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(reason)
+
+
+class DamagedEntry(NotVerifiable):
+    """A `.dat` solution entry that no build writes (a field missing, values that contradict each other):
+    damage to report as an error naming the file, never a kernel to skip."""

@@ -17,6 +17,7 @@ import attrs
 from tensile_lite.errors import Where
 from tensile_lite.library.formats import FORMATS, DatError, file_name, read_dat
 from tensile_lite.verify.errors import VerifyError
+from tensile_lite.verify.integrity import DAMAGE, check_document
 from tensile_lite.verify.runtime_view import MULTIPLE_BUFFER_SINGLE_KERNEL
 
 _MASTER = re.compile(r"^TensileLibrary_lazy_(gfx[0-9a-z]+)\.(dat|dat\.zlib|yaml)$")
@@ -76,10 +77,15 @@ def _placeholder_file(lib: Path, name: str) -> Path:
 
 
 def _read(path: Path) -> Any:
+    """The document of `path`, checked: a damaged file is a VerifyError naming it, never a skip."""
     try:
-        return read_dat(path)
-    except DatError as exc:
-        raise VerifyError(exc.message, exc.where) from None
+        doc = read_dat(path)
+        check_document(doc, path)
+    except DatError as exc:  # the decoder knows only the file's name: name the path
+        raise VerifyError(exc.message, Where(file=str(path))) from None
+    except DAMAGE as exc:
+        raise VerifyError(f"cannot be decoded ({type(exc).__name__}: {exc})", Where(file=str(path))) from None
+    return doc
 
 
 def _preferred(entry: Mapping[str, Any]) -> bool:

@@ -11,8 +11,11 @@ from pathlib import Path
 import numpy as np
 
 from tensile_lite.emu import CodeObjectError, Emulator, EmulatorError
+from tensile_lite.errors import Where
+from tensile_lite.library.formats import DatError
 from tensile_lite.verify import contract, conversion, grouped, library
-from tensile_lite.verify.errors import NotVerifiable, VerifyError
+from tensile_lite.verify.errors import DamagedEntry, NotVerifiable, VerifyError
+from tensile_lite.verify.integrity import DAMAGE, check_code_object
 from tensile_lite.verify.launch import run_case
 from tensile_lite.verify.mapping import TileOrder
 from tensile_lite.verify.predicates import Call, evaluate
@@ -30,11 +33,46 @@ def _quiet(_: str) -> None:
 
 def select(outdir: str | Path, arch: str | None = None, limit: int | None = None) -> list[library.LibraryKernel]:
     """The kernels to verify: every architecture (or `arch`), sorted by architecture and name, the first
-    `limit` of them when given."""
+    `limit` of them when given. Every file they need is checked first (`check_integrity`)."""
     lib = library.library_dir(outdir)
     archs = [arch] if arch else sorted(library.masters(lib))
     found = [k for a in archs for k in library.kernels(lib, a)]
-    return found[:limit] if limit is not None else found
+    chosen = found[:limit] if limit is not None else found
+    check_integrity(lib, chosen)
+    return chosen
+
+
+def _placeholder_dat(k: library.LibraryKernel) -> Path:
+    return next((p for p in k.code_object.parent.glob(f"{k.placeholder}.*") if p.suffix != ".co"), k.code_object)
+
+
+def check_integrity(lib: Path, todo: list[library.LibraryKernel]) -> None:
+    """Damage is an error naming the file, before any kernel runs: each entry must describe a kernel a build
+    could have written, each code object present must open as an AMDGPU code object, and the helper code object
+    of each architecture (Kernels.so-000-<gfx>.hsaco), when present, must open even if no kernel needs it."""
+    by_code_object: dict[Path, list[str]] = collections.defaultdict(list)  # code object -> its kernels
+    for k in todo:
+        try:
+            runtime_solution(k.entry, k.arch)
+        except DamagedEntry as exc:
+            raise VerifyError(f"damaged entry for kernel {k.name}: {exc.reason}",
+                              Where(file=str(_placeholder_dat(k)))) from None
+        except NotVerifiable:
+            pass  # not damage: the kernel is reported as skipped with this reason
+        except DAMAGE as exc:
+            raise VerifyError(f"damaged entry for kernel {k.name} ({type(exc).__name__}: {exc})",
+                              Where(file=str(_placeholder_dat(k)))) from None
+        by_code_object[k.code_object].append(k.name)
+    try:
+        for arch in sorted({k.arch for k in todo}):
+            helper = conversion.helper_code_object(lib, arch)
+            if helper.exists():  # a missing one fails the split-K kernels that need it, each by name
+                check_code_object(helper, (), arch)
+        for path in sorted(by_code_object):
+            if path.exists():  # a missing one, or a kernel missing from it, fails its kernels each by name
+                check_code_object(path, (), next(k.arch for k in todo if k.code_object == path))
+    except DatError as exc:
+        raise VerifyError(exc.message, exc.where) from None
 
 
 def case_rng(seed: int, kernel: str, case: str) -> np.random.Generator:

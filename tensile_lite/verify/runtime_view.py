@@ -19,7 +19,7 @@ import attrs
 from tensile_lite.errors import TensileLiteError
 from tensile_lite.library.solution_entry import solution_entry
 from tensile_lite.model import DataType, Params, ProblemType, Solution
-from tensile_lite.verify.errors import NotVerifiable
+from tensile_lite.verify.errors import DamagedEntry, NotVerifiable
 
 _OPERATION = re.compile(r"^Contraction_([a-z]+)_A([a-z]+)_B([a-z]+)_C([a-z]+)_D([a-z]+)$")
 _INDEX_BASE = ord("i")
@@ -59,7 +59,7 @@ class RuntimeSolution:
 def _get(entry: Mapping[str, Any], key: str, field: str) -> Any:
     table = entry.get(key)
     if not isinstance(table, Mapping) or field not in table:
-        raise NotVerifiable(f"the .dat entry has no {key}.{field}")
+        raise DamagedEntry(f"the .dat entry has no {key}.{field}")
     return table[field]
 
 
@@ -128,7 +128,7 @@ def problem_type(entry: Mapping[str, Any]) -> ProblemType:
     try:
         return ProblemType.from_params(Params.from_mapping(raw))
     except TensileLiteError as exc:
-        raise NotVerifiable(f"problem type of the .dat entry is inconsistent: {exc.one_line()}") from None
+        raise DamagedEntry(f"problem type of the .dat entry is inconsistent: {exc.one_line()}") from None
 
 
 def _wave_split(mt: tuple[int, int], mi: tuple[int, int], waves: int) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -149,13 +149,13 @@ def runtime_solution(entry: Mapping[str, Any], arch: str) -> RuntimeSolution:
     pt = problem_type(entry)
     sm = entry.get("sizeMapping")
     if not isinstance(sm, Mapping):
-        raise NotVerifiable("the .dat entry has no sizeMapping")
+        raise DamagedEntry("the .dat entry has no sizeMapping")
     workgroup = [int(v) for v in _get(entry, "sizeMapping", "workGroup")]
     macro = [int(v) for v in _get(entry, "sizeMapping", "macroTile")][:2]
     waves = int(_get(entry, "sizeMapping", "waveNum"))
     threads = workgroup[0] * workgroup[1] * workgroup[2]
     if waves <= 0 or threads % waves:
-        raise NotVerifiable(f"workGroup {workgroup} is not {waves} whole waves")
+        raise DamagedEntry(f"workGroup {workgroup} is not {waves} whole waves")
     depth_u = int(_get(entry, "sizeMapping", "depthU"))
     mi = [int(v) for v in sm.get("matrixInstruction") or []]
     raw: dict[str, Any] = {
@@ -186,9 +186,9 @@ def runtime_solution(entry: Mapping[str, Any], arch: str) -> RuntimeSolution:
     try:
         sol = Solution.from_params(pt, Params.from_mapping(raw), arch, int(entry.get("index", 0)))
     except TensileLiteError as exc:
-        raise NotVerifiable(f"size mapping of the .dat entry is inconsistent: {exc.one_line()}") from None
+        raise DamagedEntry(f"size mapping of the .dat entry is inconsistent: {exc.one_line()}") from None
     if list(sol.macro_tile) != macro:
-        raise NotVerifiable(f"macroTile {macro} does not follow from workGroup {workgroup} and threadTile")
+        raise DamagedEntry(f"macroTile {macro} does not follow from workGroup {workgroup} and threadTile")
     support = entry.get("internalArgsSupport")
     return RuntimeSolution(pt, sol, dict(support) if isinstance(support, Mapping) else {}, dict(sm))
 
