@@ -7,13 +7,15 @@ written once for gfx9 (CDNA, wave64) and gfx11/gfx12 (RDNA, wave32).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
 
 from tensile_lite.codeobj.assemble import assemble, link
 from tensile_lite.codeobj.toolchain import Toolchain
+from tensile_lite.emu import Emulator
+from tests.emu.conftest import require_arch
 
 UNIFIED_AGPRS = ("gfx90a", "gfx942", "gfx950")
 WAVE32 = ("gfx1100", "gfx1101", "gfx1102", "gfx1151", "gfx1200", "gfx1201")
@@ -131,6 +133,20 @@ def build(toolchain: Toolchain, out_dir: Path, arch: str, specs: Sequence[Kernel
         assemble(toolchain, kernel_text(arch, spec), arch, obj, code_object_version=4, wave64=wave64)
         objects.append(obj)
     return link(toolchain, objects, out_dir / f"{name}-{arch}.co")
+
+
+def emulators_per_arch(toolchain: Toolchain, out_dir: Path, specs: Callable[[str], Sequence[KernelSpec]],
+                       name: str) -> Callable[[str], Emulator]:
+    """A getter that builds `specs(arch)` into one code object per architecture, on first use, and
+    returns that code object's emulator (skipping targets the toolchain cannot build)."""
+    cache: dict[str, Emulator] = {}
+
+    def get(arch: str) -> Emulator:
+        if arch not in cache:
+            require_arch(toolchain, arch)
+            cache[arch] = Emulator(build(toolchain, out_dir, arch, specs(arch), name=name), toolchain=toolchain)
+        return cache[arch]
+    return get
 
 
 # Spellings shared by test bodies: {load_args2} etc. are filled per architecture.

@@ -12,8 +12,8 @@ import struct
 import numpy as np
 import pytest
 
-from tests.emu.conftest import ALL_ARCHS, require_arch
-from tests.emu.kernels import KernelSpec, build, dialect, ptr
+from tests.emu.conftest import ALL_ARCHS
+from tests.emu.kernels import KernelSpec, dialect, emulators_per_arch, ptr
 
 U = np.uint32
 MARKER = 0xA5A5C3C3
@@ -105,17 +105,7 @@ def _specs(arch: str) -> list[KernelSpec]:
 
 @pytest.fixture(scope="module")
 def d16_emulators(toolchain, co_dir):
-    from tensile_lite.emu import Emulator
-
-    cache = {}
-
-    def get(arch):
-        if arch not in cache:
-            require_arch(toolchain, arch)
-            co = build(toolchain, co_dir, arch, _specs(arch), name="d16")
-            cache[arch] = Emulator(co, toolchain=toolchain)
-        return cache[arch]
-    return get
+    return emulators_per_arch(toolchain, co_dir, _specs, "d16")
 
 
 def _expected(arch: str, lanes: int, nbytes: int, signed: bool, high: bool) -> np.ndarray:

@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError
-from tests.emu.conftest import require_arch
-from tests.emu.kernels import KernelSpec, build, dialect, ptr
+from tests.emu.kernels import KernelSpec, dialect, emulators_per_arch, ptr
 
 U = np.uint32
 
@@ -248,16 +247,7 @@ def _kernel(arch: str, mi: Mi, index: int) -> KernelSpec:
 
 @pytest.fixture(scope="module")
 def matrix_emulators(toolchain, co_dir):
-    cache = {}
-
-    def get(arch):
-        if arch not in cache:
-            require_arch(toolchain, arch)
-            specs = [_kernel(arch, mi, n) for n, mi in enumerate(TABLE[arch])]
-            co = build(toolchain, co_dir, arch, specs, name="matrix")
-            cache[arch] = Emulator(co, toolchain=toolchain)
-        return cache[arch]
-    return get
+    return emulators_per_arch(toolchain, co_dir, lambda arch: [_kernel(arch, mi, n) for n, mi in enumerate(TABLE[arch])], "matrix")
 
 
 def _run(emu: Emulator, arch: str, index: int, mi: Mi, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tensile_lite.emu import DeviceMemory, Emulator, HazardError, MemoryFault
-from tests.emu.conftest import ALL_ARCHS, BASE_ARCHS, require_arch
-from tests.emu.kernels import KernelSpec, build, dialect, ptr, u32
+from tests.emu.conftest import ALL_ARCHS, BASE_ARCHS
+from tests.emu.kernels import KernelSpec, dialect, emulators_per_arch, ptr, u32
 
 U = np.uint32
 
@@ -162,15 +162,7 @@ def _specs(arch: str) -> list[KernelSpec]:
 
 @pytest.fixture(scope="module")
 def memory_emulators(toolchain, co_dir):
-    cache = {}
-
-    def get(arch):
-        if arch not in cache:
-            require_arch(toolchain, arch)
-            co = build(toolchain, co_dir, arch, _specs(arch), name="memory")
-            cache[arch] = Emulator(co, toolchain=toolchain)
-        return cache[arch]
-    return get
+    return emulators_per_arch(toolchain, co_dir, _specs, "memory")
 
 
 @pytest.mark.parametrize("arch", ALL_ARCHS)
