@@ -157,7 +157,7 @@ _EVENTS_GFX12 = MappingProxyType({LOAD: "loadcnt", STORE: "storecnt", LDS: "dscn
 _CACHE_GFX9 = MappingProxyType({"glc": "glc", "slc": "slc"})
 _CACHE_GFX94 = MappingProxyType({"glc": "sc0", "slc": "sc1", "nt": "nt"})  # upstream's mapping
 _CACHE_GFX11 = MappingProxyType({"glc": "glc", "slc": "slc", "dlc": "dlc"})
-_CACHE_GFX12 = MappingProxyType({})
+_CACHE_GFX12: Mapping[str, str] = MappingProxyType({})
 
 # Buffer resource word 3 (bits 96..127) for a raw buffer of 32-bit elements:
 # gfx9 DATA_FORMAT=4 (32) at bit 15; gfx10/11 FORMAT=4 at bit 12, RESOURCE_LEVEL=1 at bit 24,

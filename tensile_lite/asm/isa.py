@@ -77,14 +77,17 @@ _SOURCE_TOKENS = frozenset({"vs", "vf", "vh", "vv", "vi", "lms", "av", "ss"})
 _LANE_MASK_TOKENS = frozenset({"lmd", "lms"})
 
 
+# register kind -> (accepted widths, alignment mask on the index, one past the last register)
+RegFiles = dict[int, tuple[tuple[int, ...], int, int]]
+
+
 @attrs.frozen(slots=True)
 class Slot:
     """One operand position of one instruction on one target."""
 
     token: str
     mask: int
-    # register kind -> (accepted widths, alignment mask on the index, one past the last register)
-    regs: Mapping[int, tuple[tuple[int, ...], int, int]] = attrs.field(eq=False)
+    regs: Mapping[int, tuple[tuple[int, ...], int, int]] = attrs.field(eq=False)  # as RegFiles
     special_widths: tuple[int, ...] = ()
     imm: tuple[int, int] | None = None     # a raw immediate field: the accepted range
     source: bool = False
@@ -133,10 +136,10 @@ def _slot_for_kind(token: str, arch: Arch) -> Slot:
     kind, _, arg = token.partition(":")
     width = int(arg) if arg.isdigit() else 1
     vec_align = 1 if arch.aligned_vgpr_tuples and width >= 2 else 0
-    sg = {SGPR: ((width,), _sgpr_align(width), arch.max_sgprs)}
-    tt = {TTMP: ((width,), _sgpr_align(width), 16)}
-    vg = {VGPR: ((width,), vec_align, arch.max_vgprs)}
-    ag = {AGPR: ((width,), vec_align, arch.max_agprs)}
+    sg: RegFiles = {SGPR: ((width,), _sgpr_align(width), arch.max_sgprs)}
+    tt: RegFiles = {TTMP: ((width,), _sgpr_align(width), 16)}
+    vg: RegFiles = {VGPR: ((width,), vec_align, arch.max_vgprs)}
+    ag: RegFiles = {AGPR: ((width,), vec_align, arch.max_agprs)}
     lit = INT_LITERAL if width == 1 else 0
     flit = FLT_LITERAL if width == 1 else 0
     src = kind in _SOURCE_TOKENS
@@ -163,8 +166,8 @@ def _slot_for_kind(token: str, arch: Arch) -> Slot:
     if kind in ("vb16", "vf16"):
         # 16-bit sources: a literal would be encoded in 16 bits, so only registers and inline constants
         # (float constants only where the operand is a float: gfx11+ encodes them as f16)
-        floats = FLT_INLINE if kind == "vf16" else 0
-        return Slot(token, VGPR | SGPR | TTMP | SPECIAL | INT_INLINE | floats, vg | sg | tt, (1,), source=True)
+        float_bits = FLT_INLINE if kind == "vf16" else 0
+        return Slot(token, VGPR | SGPR | TTMP | SPECIAL | INT_INLINE | float_bits, vg | sg | tt, (1,), source=True)
     if kind == "vh":
         return Slot(token, VGPR | SGPR | INT_INLINE, vg | sg, source=True)
     if kind == "vv":

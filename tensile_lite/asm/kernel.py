@@ -10,7 +10,7 @@ So a kernel streams as header, body, trailer. Formats: `spec/kernel_anatomy.md` 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -103,13 +103,18 @@ def pack_arguments(arguments: Sequence[KernelArgument]) -> ArgumentLayout:
     return ArgumentLayout(tuple(placed), offset, (offset + 7) // 8 * 8)
 
 
+def _argument_tuple(arguments: Iterable[KernelArgument]) -> tuple[KernelArgument, ...]:
+    # A typed converter: the attrs plugin cannot see through a bare `tuple` converter.
+    return tuple(arguments)
+
+
 @attrs.frozen(slots=True)
 class KernelSpec:
     """Everything the header and trailer need except the register counts."""
 
     name: str
     arch: Arch = attrs.field(converter=lambda a: get_arch(a) if isinstance(a, str) else a)
-    arguments: tuple[KernelArgument, ...] = attrs.field(converter=tuple)
+    arguments: tuple[KernelArgument, ...] = attrs.field(converter=_argument_tuple)
     workgroup_size: int               # threads per workgroup (`.max_flat_workgroup_size`)
     lds_bytes: int = 0
     # which system SGPRs carry workgroup ids x, y, z (upstream enables z only when batched)

@@ -24,7 +24,9 @@ _SCOPES = frozenset({"SE", "DEV", "SYS"})
 
 
 class Modifier(Protocol):
-    group: str
+    # Read-only: the modifier classes are frozen, so a settable member would reject them all.
+    @property
+    def group(self) -> str: ...
 
     def render(self, op: Op) -> str: ...
 

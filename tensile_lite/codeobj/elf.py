@@ -14,6 +14,7 @@ import attrs
 import msgpack
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import NoteSection, SymbolTableSection
 
 from tensile_lite.errors import BuildError
 
@@ -58,7 +59,7 @@ def _metadata(elf: ELFFile) -> list[dict[str, Any]]:
     """Every NT_AMDGPU_METADATA note; a linked library holds one per object it was made from."""
     docs = []
     for section in elf.iter_sections():
-        if section.header.sh_type != "SHT_NOTE":
+        if not isinstance(section, NoteSection):  # SHT_NOTE sections
             continue
         for note in section.iter_notes():
             if note.n_name == "AMDGPU" and note.n_type == NT_AMDGPU_METADATA:
@@ -81,7 +82,7 @@ def read_code_object(path: Path) -> CodeObjectInfo:
             symtab = elf.get_section_by_name(".symtab") or elf.get_section_by_name(".dynsym")
             funcs: dict[str, int] = {}
             descriptors: dict[str, bytes] = {}
-            for sym in symtab.iter_symbols() if symtab is not None else ():
+            for sym in symtab.iter_symbols() if isinstance(symtab, SymbolTableSection) else ():
                 kind = sym.entry.st_info.type
                 if kind == "STT_FUNC":
                     funcs[sym.name] = sym.entry.st_size

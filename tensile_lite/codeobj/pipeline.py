@@ -111,13 +111,18 @@ def usable_jobs(requested: int | None) -> tuple[int, str | None]:
     return jobs, f"note: --jobs {requested} lowered to {jobs} ({' and '.join(why)})"
 
 
+def _name_tuple(names: Iterable[str]) -> tuple[str, ...]:
+    # A typed converter: the attrs plugin cannot see through a bare `tuple` converter.
+    return tuple(names)
+
+
 @attrs.frozen(slots=True)
 class LibraryPlan:
     """One code object to produce: `<out>/library/<name>.co` holding `kernel_names` for `arch`."""
 
     name: str
     arch: str = attrs.field(converter=bare_gfx)
-    kernel_names: tuple[str, ...] = attrs.field(converter=tuple)
+    kernel_names: tuple[str, ...] = attrs.field(converter=_name_tuple)
 
 
 @attrs.frozen(slots=True)

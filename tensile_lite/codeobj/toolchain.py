@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import attrs
@@ -129,7 +129,8 @@ def _version_of(clang: Path) -> tuple[int, int, int]:
     return (int(m.group(1)), int(m.group(2)), int(m.group(3)))
 
 
-def _candidates(assembler: str | None, linker: str | None, env: Mapping[str, str]):
+def _candidates(assembler: str | None, linker: str | None,
+                env: Mapping[str, str]) -> Iterator[tuple[Path, Path, str]]:
     explicit = assembler or env.get("TENSILE_ROCM_ASSEMBLER_PATH")
     if explicit:
         asm = Path(explicit)
@@ -141,10 +142,10 @@ def _candidates(assembler: str | None, linker: str | None, env: Mapping[str, str
         yield Path(rocm) / "llvm/bin/clang++", Path(rocm) / "llvm/bin/ld.lld", "ROCM_PATH"
     yield Path("/opt/rocm/llvm/bin/clang++"), Path("/opt/rocm/llvm/bin/ld.lld"), "/opt/rocm"
     for ver in ("22", "19"):
-        clang = shutil.which(f"clang-{ver}")
-        lld = shutil.which(f"ld.lld-{ver}")
-        if clang and lld:
-            yield Path(clang), Path(linker) if linker else Path(lld), f"clang-{ver} on PATH"
+        clang_found = shutil.which(f"clang-{ver}")
+        lld_found = shutil.which(f"ld.lld-{ver}")
+        if clang_found and lld_found:
+            yield Path(clang_found), Path(linker) if linker else Path(lld_found), f"clang-{ver} on PATH"
 
 
 def find_toolchain(

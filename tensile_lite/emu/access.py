@@ -47,8 +47,11 @@ F64 = np.float64
 MASK32 = 0xFFFFFFFF
 MASK64 = 0xFFFFFFFFFFFFFFFF
 
-Reader = Callable[[Wave], object]
-Writer = Callable[[Wave, object], None]
+# A lane value: a numpy array over the lanes (VGPRs) or one numpy scalar (SGPRs, constants) that
+# numpy broadcasts against lane arrays.
+Lanes = np.ndarray | np.generic
+Reader = Callable[[Wave], Lanes]
+Writer = Callable[[Wave, Lanes], None]
 
 _F16_INLINE_1_2PI = 0x3118
 _F32_INLINE_1_2PI = 0x3E22F983

@@ -15,6 +15,7 @@ from pathlib import Path
 import attrs
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
 from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.emu.errors import CodeObjectError
@@ -87,7 +88,7 @@ def code_layout(path: Path, kernels: frozenset[str] = frozenset()) -> CodeLayout
             lo, hi = text.header.sh_addr, text.header.sh_addr + text.header.sh_size
             symtab = elf.get_section_by_name(".symtab") or elf.get_section_by_name(".dynsym")
             sized = sorted({(s.entry.st_value, s.name, s.entry.st_size)
-                            for s in (symtab.iter_symbols() if symtab else ())
+                            for s in (symtab.iter_symbols() if isinstance(symtab, SymbolTableSection) else ())
                             if (s.entry.st_info.type == "STT_FUNC" or s.name in kernels)
                             and lo <= s.entry.st_value < hi})
     except (OSError, ELFError) as exc:

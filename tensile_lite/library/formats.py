@@ -22,12 +22,9 @@ import zstandard
 
 from tensile_lite.errors import BuildError, TensileLiteError, Where
 
-try:
-    from yaml import CSafeDumper as _Dumper
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pure-Python PyYAML: same output, slower
-    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+# libyaml when PyYAML has it; the pure-Python classes give the same output, slower.
+_Dumper = yaml.CSafeDumper if yaml.__with_libyaml__ else yaml.SafeDumper
+_Loader = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
 
 FORMATS: tuple[str, ...] = ("msgpack", "msgpack-zstd", "msgpack-zlib", "yaml")
 DEFAULT_FORMAT = "msgpack"

@@ -40,7 +40,8 @@ def _row_predicate(lf: LogicFile) -> Node:
 
 
 def _regions(lf: LogicFile) -> Sequence[Mapping[str, Any]]:
-    regions = (lf.decision_library or {}).get("regions") or ()
+    library = lf.decision_library
+    regions = (library.get("regions") if library is not None else None) or ()
     if not isinstance(regions, Sequence) or not all(isinstance(r, Mapping) for r in regions):
         raise LogicError("Library must be a list of decision-tree regions", Where(file=lf.path, parameter="Library"))
     return regions

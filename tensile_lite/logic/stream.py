@@ -13,6 +13,7 @@ YAML types are refused with a position: logic files have none, and aliases would
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
@@ -33,10 +34,12 @@ from yaml.nodes import ScalarNode
 from tensile_lite.errors import LogicError, Where
 
 try:
-    from yaml.cyaml import CParser as _CParser
-    from yaml.cyaml import CSafeLoader as _CSafeLoader
+    from yaml._yaml import CParser
+    from yaml.cyaml import CSafeLoader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    _CParser = _CSafeLoader = None
+    HAVE_LIBYAML = False
+else:
+    HAVE_LIBYAML = True
 
 LIBYAML_MISSING = ("PyYAML was built without libyaml (yaml.CSafeLoader is missing); reinstall it with libyaml, "
                    "e.g. `apt-get install libyaml-dev && pip install --force-reinstall --no-binary pyyaml "
@@ -54,11 +57,12 @@ _CONSTRUCTORS: dict[str, Callable[[SafeConstructor, ScalarNode], Any]] = {
     tag: SafeConstructor.yaml_constructors[tag] for tag in _SCALAR_TAGS}
 
 
-def _resolver_table() -> dict[str, tuple[tuple[str, Any], ...]]:
-    """CSafeLoader's implicit resolvers per first character, the catch-all ones appended, in its order."""
-    if _CSafeLoader is None:  # pragma: no cover
+def _resolver_table() -> dict[str | None, tuple[tuple[str, re.Pattern[str]], ...]]:
+    """CSafeLoader's implicit resolvers per first character (None: the catch-all ones), the catch-all
+    ones appended, in its order."""
+    if not HAVE_LIBYAML:  # pragma: no cover
         return {}
-    table = _CSafeLoader.yaml_implicit_resolvers
+    table = CSafeLoader.yaml_implicit_resolvers
     wildcard = tuple(table.get(None, ()))
     return {first: (*entries, *wildcard) for first, entries in table.items() if first is not None} | {
         None: wildcard}
@@ -105,9 +109,9 @@ def load(source: IO[bytes] | IO[str] | bytes | str, name: str = "<yaml>", stream
     (anchors, aliases, merge keys, other tags, a second document) is a LogicError naming `name` and the
     line and column.
     """
-    if _CParser is None:  # pragma: no cover - depends on how PyYAML was built
+    if not HAVE_LIBYAML:  # pragma: no cover - depends on how PyYAML was built
         raise LogicError(LIBYAML_MISSING, Where(file=name))
-    parser = _CParser(source)
+    parser = CParser(source)
     try:
         return _Builder(parser.get_event, name).document(streamed)
     finally:

@@ -10,19 +10,10 @@ import yaml
 from tensile_lite.errors import LogicError, Where
 from tensile_lite.logic.stream import Streamed, load
 
-try:
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = None
-
 
 def load_yaml(path: Path, streamed: Streamed | None = None) -> Any:
     """The file's one document, as yaml.load(CSafeLoader) builds it; `streamed` hands one of its sequences
     over item by item (see `tensile_lite.logic.stream`)."""
-    if _Loader is None:
-        raise LogicError("PyYAML was built without libyaml (yaml.CSafeLoader is missing); reinstall it with "
-                         "libyaml, e.g. `apt-get install libyaml-dev && pip install --force-reinstall "
-                         "--no-binary pyyaml pyyaml`, or use the PyPI wheel")
     try:
         with open(path, "rb") as fh:
             return load(fh, str(path), streamed)
