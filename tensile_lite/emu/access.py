@@ -9,6 +9,7 @@ against what the kernel descriptor allocates.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import attrs
 import numpy as np
@@ -49,7 +50,7 @@ MASK64 = 0xFFFFFFFFFFFFFFFF
 
 # A lane value: a numpy array over the lanes (VGPRs) or one numpy scalar (SGPRs, constants) that
 # numpy broadcasts against lane arrays.
-Lanes = np.ndarray | np.generic
+Lanes = np.ndarray | np.number[Any]
 Reader = Callable[[Wave], Lanes]
 Writer = Callable[[Wave, Lanes], None]
 
@@ -243,7 +244,7 @@ def read_b32(op: Operand, ctx: Ctx, what: str = READ) -> Reader:
                     w.check(keys, what)
                 return w.v[:, i]
             return rd
-        return lambda w, i=i: w.v[:, i]
+        return lambda w: w.v[:, i]
     if op.kind == "sgpr":
         i = scalar_index(op, ctx, 1)
         if ctx.check_hazards:
@@ -257,7 +258,7 @@ def read_b32(op: Operand, ctx: Ctx, what: str = READ) -> Reader:
                     guard(w)
                 return U32(w.s[i])
             return rds
-        return lambda w, i=i: U32(w.s[i])
+        return lambda w: U32(w.s[i])
     if op.kind == "const":
         c = U32(const_bits(op, 32, "int"))
         return lambda w: c
@@ -324,7 +325,7 @@ def read_b16(op: Operand, ctx: Ctx, half: int) -> Reader:
         return lambda w: c
     raw = read_b32(op, ctx)
     shift = U32(16 * half)
-    return lambda w: (raw(w) >> shift).astype(U16)
+    return lambda w: np.right_shift(raw(w), shift).astype(U16)
 
 
 def read_f16(op: Operand, ctx: Ctx, half: int) -> Reader:

@@ -7,8 +7,11 @@ conversion instructions (which force RNE) do.
 
 from __future__ import annotations
 
+from typing import overload
+
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 U16 = np.uint16
 U32 = np.uint32
@@ -40,7 +43,7 @@ def f32_to_f16_bits(values: np.ndarray) -> np.ndarray:
         return bits_from_f16(np.asarray(values, dtype=F32).astype(F16))
 
 
-def bf16_bits_to_f32(bits16: np.ndarray) -> np.ndarray:
+def bf16_bits_to_f32(bits16: npt.ArrayLike) -> np.ndarray:
     return (np.asarray(bits16, dtype=U32) << U32(16)).view(F32)
 
 
@@ -189,6 +192,10 @@ BF8_OCP = _fp8_format("bf8 E5M2 OCP", 5, 2, 15, False)
 FP8_FORMATS = {"fnuz": (FP8_FNUZ, BF8_FNUZ), "ocp": (FP8_OCP, BF8_OCP)}
 
 
+@overload
+def sign_extend(values: int, bits: int) -> int: ...
+@overload
+def sign_extend(values: np.ndarray, bits: int) -> np.ndarray: ...
 def sign_extend(values: np.ndarray | int, bits: int) -> np.ndarray | int:
     """Two's-complement sign extension of the low `bits` bits (works for Python ints and int64 arrays)."""
     mask = (1 << bits) - 1
@@ -196,5 +203,5 @@ def sign_extend(values: np.ndarray | int, bits: int) -> np.ndarray | int:
     if isinstance(values, int):
         v = values & mask
         return v - (1 << bits) if v & sign else v
-    v = np.asarray(values).astype(np.int64) & mask
-    return np.where(v & sign, v - (1 << bits), v)
+    low = np.asarray(values).astype(np.int64) & mask
+    return np.where(low & sign, low - (1 << bits), low)

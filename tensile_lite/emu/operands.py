@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import TypedDict
 
 import attrs
 
@@ -103,10 +104,18 @@ def _strip_modifiers(text: str) -> tuple[str, bool, bool, bool]:
     return t, neg, abs_, sext
 
 
+class _SourceMods(TypedDict):
+    """The source modifiers of an operand, as Operand's keyword arguments."""
+
+    neg: bool
+    abs: bool
+    sext: bool
+
+
 def parse_operand(text: str) -> Operand:
     """`v[0:3]`, `-|s5|`, `0x3f800000`, `1.0`, `vcc_lo`, `v1.h`, ... -> Operand (ValueError if unknown)."""
     core, neg, abs_, sext = _strip_modifiers(text.strip())
-    mods = {"neg": neg, "abs": abs_, "sext": sext}
+    mods: _SourceMods = {"neg": neg, "abs": abs_, "sext": sext}
     m = _REG.match(core)
     if m:
         file, one, lo, hi, half = m.groups()
@@ -165,7 +174,11 @@ def _split_top(text: str, sep: str) -> list[str]:
     return parts
 
 
-def _modifier_value(text: str) -> object:
+# A parsed modifier: `name:3` an int, `name:[1,0]` a tuple, `name:DWORD` a str, a bare `name` True.
+ModValue = int | str | tuple[int, ...]
+
+
+def _modifier_value(text: str) -> ModValue:
     if text.startswith("[") and text.endswith("]"):
         return tuple(int(x, 0) for x in text[1:-1].split(",") if x.strip())
     if _INT.match(text):
@@ -173,8 +186,8 @@ def _modifier_value(text: str) -> object:
     return text
 
 
-def parse_modifiers(tokens: list[str]) -> Mapping[str, object]:
-    mods: dict[str, object] = {}
+def parse_modifiers(tokens: list[str]) -> Mapping[str, ModValue]:
+    mods: dict[str, ModValue] = {}
     for tok in tokens:
         if ":" in tok:
             name, value = tok.split(":", 1)
@@ -195,12 +208,19 @@ class Instr:
     base: str  # without the _e32/_e64/_sdwa/_dpp suffix
     encoding: str  # "", "e32", "e64", "sdwa", "dpp", "e64_dpp"
     operands: tuple[Operand, ...]
-    modifiers: Mapping[str, object] = attrs.field(hash=False)
+    modifiers: Mapping[str, ModValue] = attrs.field(hash=False)
     raw: str  # the operand text as printed
     branch_target: int | None = None
 
-    def mod(self, name: str, default: object = None) -> object:
+    def mod(self, name: str, default: ModValue | None = None) -> ModValue | None:
         return self.modifiers.get(name, default)
+
+    def int_mod(self, name: str, default: int = 0) -> int:
+        """An integer modifier (offset:16, cbsz:2, ...), `default` when absent."""
+        value = self.modifiers.get(name, default)
+        if not isinstance(value, int):
+            raise ValueError(f"{self.text}: modifier {name} is not an integer ({value!r})")
+        return int(value)
 
     def flag(self, name: str) -> bool:
         return bool(self.modifiers.get(name, False))

@@ -19,6 +19,7 @@ from tensile_lite.emu.access import (
     U16,
     U32,
     Ctx,
+    Reader,
     const_bits,
     half_select,
     read_b16,
@@ -335,10 +336,10 @@ def _packed16_reader(op: Operand, ctx: Ctx, ins: Instr, i: int, is_float: bool):
             bits = v | (v << 16)
         else:
             bits = const_bits(op, 32, "int")
-            if -16 <= op.ival <= 64:  # type: ignore[operator]
+            if op.ival is not None and -16 <= op.ival <= 64:
                 bits = (bits & 0xFFFF) | ((bits & 0xFFFF) << 16)
         const = U32(bits)
-        raw = lambda w: const  # noqa: E731
+        raw: Reader = lambda w: const  # noqa: E731
     else:
         raw = read_b32(op, ctx)
 
@@ -496,7 +497,7 @@ def _dot2(kind: str, accumulate_dst: bool) -> Factory:
             c = Operand(d.text, d.kind, d.index)
         else:
             d, a, b, c = _operands(ins, 4)
-        if isinstance(ins.mod("op_sel"), tuple) and any(ins.mod("op_sel")):  # type: ignore[arg-type]
+        if isinstance(op_sel := ins.mod("op_sel"), tuple) and any(op_sel):
             raise UnsupportedInstruction(f"`{ins.text}`: op_sel on dot2 is not emulated")
         ra, rb = read_b32(a, ctx), read_b32(b, ctx)
         rc = read_f32(c, ctx)

@@ -372,8 +372,8 @@ def _mfma(ins: Instr, ctx: Ctx) -> Op:
         raise UnsupportedInstruction(f"`{ins.text}`: expected 4 operands")
     d, a, b, _c = ins.operands
     if in_type == "f8f6f4":
-        a_kind = _F8F6F4.get(int(ins.mod("cbsz", 0)))  # type: ignore[arg-type]
-        b_kind = _F8F6F4.get(int(ins.mod("blgp", 0)))  # type: ignore[arg-type]
+        a_kind = _F8F6F4.get(ins.int_mod("cbsz"))
+        b_kind = _F8F6F4.get(ins.int_mod("blgp"))
         if a_kind is None or b_kind is None:
             raise UnsupportedInstruction(f"`{ins.text}`: only fp8/bf8 (cbsz/blgp 0 or 1) f8f6f4 inputs are emulated")
     else:

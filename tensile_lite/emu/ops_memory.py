@@ -58,7 +58,7 @@ I64 = np.int64
 
 def _mem(w: Wave) -> MemoryContext:
     """The launch's device memory and policies, reached through the wave's workgroup."""
-    return w.workgroup.mem  # type: ignore[no-any-return]
+    return w.workgroup.mem
 
 
 def _issuer(ins: Instr, ctx: Ctx, cls: str, keys: tuple[int, ...], lds_store: bool = False):
@@ -199,7 +199,7 @@ def _chunks(nbytes: int) -> tuple[int, int]:
 def _buffer_addressing(ins: Instr, ctx: Ctx, vaddr: Operand, srsrc: Operand, soffset: Operand):
     """fn(w) -> (addresses (lanes,) uint64 of the first byte, limit check fn(chunk offsets) -> bool)."""
     offen, idxen = ins.flag("offen"), ins.flag("idxen")
-    inst_offset = int(ins.mod("offset", 0))  # type: ignore[arg-type]
+    inst_offset = ins.int_mod("offset")
     si = scalar_index(srsrc, ctx, 4)
     rsrc = sread(srsrc, ctx, 32)  # hazard check of the first word
     rsoff = sread(soffset, ctx) if not (soffset.kind == "special" and soffset.name == "null") else (lambda w: 0)
@@ -345,7 +345,7 @@ _GLOBAL_RE = re.compile(r"^(global|flat)_(load|store)_(\w+)$")
 
 
 def _global_addressing(ins: Instr, ctx: Ctx, vaddr: Operand, saddr: Operand | None):
-    offset = int(ins.mod("offset", 0))  # type: ignore[arg-type]
+    offset = ins.int_mod("offset")
     if saddr is None or (saddr.kind == "special" and saddr.name == "off"):
         ra = read_b64(vaddr, ctx, what=MEM_READ)
         return lambda w: np.broadcast_to(np.asarray(ra(w), dtype=U64) + U64(offset & 0xFFFFFFFFFFFFFFFF),
@@ -517,7 +517,7 @@ _SMEM_RE = re.compile(r"^s_(load|buffer_load)_(\w+)$")
 
 
 def _smem_offset(ins: Instr, ctx: Ctx, op: Operand) -> Callable[[Wave], int]:
-    extra = int(ins.mod("offset", 0))  # type: ignore[arg-type]
+    extra = ins.int_mod("offset")
     if op.kind == "const":
         value = (op.ival or 0) + extra
         return lambda w: value
@@ -712,7 +712,7 @@ def _ds(ins: Instr, ctx: Ctx) -> Op:
     m = _DS_RE.match(ins.base)
     assert m is not None
     verb, form_name = m.groups()
-    offset = int(ins.mod("offset", 0))  # type: ignore[arg-type]
+    offset = ins.int_mod("offset")
     if verb in ("read", "load"):
         if form_name not in _DS_READ:
             raise UnsupportedInstruction(f"`{ins.text}`: LDS read form {form_name!r} is not emulated")
@@ -757,7 +757,7 @@ def _ds2(ins: Instr, ctx: Ctx) -> Op:
     verb, width = m.groups()
     size = 4 if width == "b32" else 8
     scale = size * (64 if ("st64" in verb or "stride64" in verb) else 1)
-    offsets = (int(ins.mod("offset0", 0)) * scale, int(ins.mod("offset1", 0)) * scale)  # type: ignore[arg-type]
+    offsets = (ins.int_mod("offset0") * scale, ins.int_mod("offset1") * scale)
     is_read = verb.startswith(("read", "load"))
     if is_read:
         d, a = ins.operands
@@ -796,7 +796,7 @@ def _ds2(ins: Instr, ctx: Ctx) -> Op:
 def _bpermute(forward: bool) -> Factory:
     def make(ins: Instr, ctx: Ctx) -> Op:
         d, a, s = ins.operands
-        offset = int(ins.mod("offset", 0))  # type: ignore[arg-type]
+        offset = ins.int_mod("offset")
         addr = _ds_address(ins, ctx, a)
         rs = read_b32(s, ctx, MEM_READ)
         wd = write_block(d, ctx, 1, check=False)
@@ -831,7 +831,7 @@ def _ds_atomic(ins: Instr, ctx: Ctx) -> Op:
     if kind == "f32" and name != "add":
         raise UnsupportedInstruction(f"`{ins.text}`: LDS float atomic {name} is not emulated")
     fn = _ATOMIC32[key]
-    offset = int(ins.mod("offset", 0))  # type: ignore[arg-type]
+    offset = ins.int_mod("offset")
     if rtn:
         d, a, s = ins.operands
         wd = write_block(d, ctx, 1, check=False)

@@ -690,7 +690,7 @@ def _vcmp(ins: Instr, ctx: Ctx) -> Op:
 def _class_mask(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
     finfo = np.finfo(x.dtype)
     nan = np.isnan(x)
-    bits = x.view(np.uint16 if x.dtype == np.float16 else (U32 if x.dtype == F32 else U64))
+    bits = x.view(f"u{x.dtype.itemsize}")  # the unsigned integer of the float's width
     quiet_bit = {np.dtype(np.float16): 9, np.dtype(F32): 22, np.dtype(F64): 51}[x.dtype]
     quiet = nan & (((bits >> quiet_bit) & 1) == 1)
     neg = np.signbit(x)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensile_lite.emu.errors import HazardError
+from tensile_lite.emu.hazards import MatrixTiming
+from tensile_lite.emu.memory import DeviceMemory
 from tensile_lite.emu.operands import EXEC_HI, EXEC_LO, SCALAR_SLOTS, scalar_slot_name
 
 # Uninitialised registers hold this: a NaN as f32, an unmapped address, an absurd integer.
@@ -50,7 +52,7 @@ class MemoryContext:
 
     __slots__ = ("lds_oob", "memory")
 
-    def __init__(self, memory: object, lds_oob: str) -> None:
+    def __init__(self, memory: DeviceMemory, lds_oob: str) -> None:
         self.memory = memory
         self.lds_oob = lds_oob
 
@@ -76,8 +78,8 @@ class MatrixWrite:
 
     __slots__ = ("count", "first", "timing")
 
-    def __init__(self, timing: object, first: int, count: int) -> None:
-        self.timing = timing  # hazards.MatrixTiming
+    def __init__(self, timing: MatrixTiming, first: int, count: int) -> None:
+        self.timing = timing
         self.first = first
         self.count = count
 
@@ -137,7 +139,8 @@ class Wave:
         self.lane_ids = np.arange(lanes, dtype=np.uint32)
         self.exec_mask = np.ones(lanes, dtype=bool)
         self.exec_full = True
-        self.pending: dict[int, PendingOp] = {}
+        # per register key: the load into it not waited for yet, or an open timed hazard
+        self.pending: dict[int, PendingOp | Window] = {}
         self.queues: dict[str, list[PendingOp]] = {c: [] for c in counters}
         self.counters = counters
         self.pc = 0
@@ -284,10 +287,10 @@ class Workgroup:
         self.lds = np.full(max(lds_bytes, 0), LDS_POISON, dtype=np.uint8)
         self.barrier_generation = 0
         self.track_races = track_races and lds_bytes > 0
-        if self.track_races:
-            self.lds_writer = np.full(lds_bytes, -1, dtype=np.int16)
-            self.lds_write_gen = np.full(lds_bytes, -1, dtype=np.int32)
-            self.lds_reader = np.full(lds_bytes, -1, dtype=np.int16)
-            self.lds_read_gen = np.full(lds_bytes, -1, dtype=np.int32)
-        else:
-            self.lds_writer = self.lds_write_gen = self.lds_reader = self.lds_read_gen = None
+        # Which wave last wrote / read each LDS byte, and in which barrier generation; empty when
+        # races are not tracked.
+        tracked = lds_bytes if self.track_races else 0
+        self.lds_writer = np.full(tracked, -1, dtype=np.int16)
+        self.lds_write_gen = np.full(tracked, -1, dtype=np.int32)
+        self.lds_reader = np.full(tracked, -1, dtype=np.int16)
+        self.lds_read_gen = np.full(tracked, -1, dtype=np.int32)
