@@ -310,32 +310,34 @@ class Op:
     def _value(self, slot: Slot, o: object) -> tuple[str, int]:
         """Text of a non-register operand, and how many scalar values it reads: literals count 2
         so that a single one is enough to trigger the full constant-bus and literal checks."""
-        t = type(o)
-        if t is int:
+        # exact type tests (a bool is no operand), which mypy narrows on
+        if type(o) is int:
             imm = slot.imm
-            if imm is not None and imm[0] <= o <= imm[1]:  # type: ignore[operator]
+            if imm is not None and imm[0] <= o <= imm[1]:
                 return str(o), 0
-            if -16 <= o <= 64 or (slot.wraps and 0xFFFFFFF0 <= o <= 0xFFFFFFFF):  # type: ignore[operator]
+            if -16 <= o <= 64 or (slot.wraps and 0xFFFFFFF0 <= o <= 0xFFFFFFFF):
                 if slot.mask & INT_INLINE:
                     return str(o), 0
-            elif slot.mask & INT_LITERAL and -0x80000000 <= o <= 0xFFFFFFFF:  # type: ignore[operator]
+            elif slot.mask & INT_LITERAL and -0x80000000 <= o <= 0xFFFFFFFF:
                 return str(o), 2
-        elif t is float:
+        elif type(o) is float:
             if o in slot.inline_floats:
                 if slot.mask & FLT_INLINE:
                     return repr(o), 0
             elif slot.mask & FLT_LITERAL:
                 return repr(o), 2
-        elif t is Special:
-            if slot.mask & o.kind and (o.kind != SPECIAL or o.width in slot.special_widths):  # type: ignore[attr-defined]
-                return o.text, 1  # type: ignore[attr-defined]
-        elif t is Label or t is WaitCounts:
-            if slot.mask & o.kind:  # type: ignore[attr-defined]
-                if t is WaitCounts:
-                    self._check_waits(o)  # type: ignore[arg-type]
-                return o.text, 0  # type: ignore[attr-defined]
-        elif t is Reg:
-            seen = self._check_reg(slot, o)  # type: ignore[arg-type]
+        elif type(o) is Special:
+            if slot.mask & o.kind and (o.kind != SPECIAL or o.width in slot.special_widths):
+                return o.text, 1
+        elif type(o) is Label:
+            if slot.mask & o.kind:
+                return o.text, 0
+        elif type(o) is WaitCounts:
+            if slot.mask & o.kind:
+                self._check_waits(o)
+                return o.text, 0
+        elif type(o) is Reg:
+            seen = self._check_reg(slot, o)
             return seen[1], seen[2]
         self._reject(slot, o, None)
         raise AssertionError("unreachable")

@@ -7,7 +7,7 @@ field has its default value, so emitted text never carries no-op modifiers).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
 
 import attrs
 
@@ -222,6 +222,14 @@ class Mfma:
 _DPP_GFX9_ONLY = ("row_bcast:15", "row_bcast:31", "wave_shl:1", "wave_shr:1", "wave_rol:1", "wave_ror:1")
 
 
+class DPPMasks(TypedDict, total=False):
+    """The optional fields of a DPP control, as keyword arguments of its constructors."""
+
+    row_mask: int
+    bank_mask: int
+    bound_ctrl: bool
+
+
 @attrs.frozen(slots=True)
 class DPP:
     """Data-parallel primitives on VOP1/VOP2: `ctrl` such as "quad_perm:[1,0,3,2]" or "row_shr:1".
@@ -237,25 +245,25 @@ class DPP:
     group: str = attrs.field(default=M_DPP, init=False, repr=False)
 
     @classmethod
-    def quad_perm(cls, a: int, b: int, c: int, d: int, **kw: int | bool) -> DPP:
+    def quad_perm(cls, a: int, b: int, c: int, d: int, **kw: Unpack[DPPMasks]) -> DPP:
         if any(x not in (0, 1, 2, 3) for x in (a, b, c, d)):
             raise OperandError(f"quad_perm lanes must be 0..3, got {(a, b, c, d)}")
-        return cls(f"quad_perm:[{a},{b},{c},{d}]", **kw)  # type: ignore[arg-type]
+        return cls(f"quad_perm:[{a},{b},{c},{d}]", **kw)
 
     @classmethod
-    def row(cls, kind: str, n: int, **kw: int | bool) -> DPP:
+    def row(cls, kind: str, n: int, **kw: Unpack[DPPMasks]) -> DPP:
         """row_shl / row_shr / row_ror by 1..15, or row_share / row_xmask 0..15 (gfx10+)."""
         lo = 0 if kind in ("row_share", "row_xmask") else 1
         if kind not in ("row_shl", "row_shr", "row_ror", "row_share", "row_xmask") or not lo <= n <= 15:
             raise OperandError(f"bad DPP row control {kind}:{n}")
-        return cls(f"{kind}:{n}", **kw)  # type: ignore[arg-type]
+        return cls(f"{kind}:{n}", **kw)
 
     @classmethod
-    def named(cls, ctrl: str, **kw: int | bool) -> DPP:
+    def named(cls, ctrl: str, **kw: Unpack[DPPMasks]) -> DPP:
         """row_mirror, row_half_mirror, and (gfx9 only) row_bcast:15/31, wave_shl:1 ..."""
         if ctrl not in ("row_mirror", "row_half_mirror", *_DPP_GFX9_ONLY):
             raise OperandError(f"bad DPP control {ctrl!r}")
-        return cls(ctrl, **kw)  # type: ignore[arg-type]
+        return cls(ctrl, **kw)
 
     def render(self, op: Op) -> str:
         arch = op.arch

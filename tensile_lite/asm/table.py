@@ -32,6 +32,8 @@ Names of the instruction methods are the rows' names, so they must be unique.
 
 from __future__ import annotations
 
+from typing import TypedDict, Unpack
+
 import attrs
 
 from tensile_lite.asm.arch import LDS, LOAD, SMEM, STORE
@@ -79,8 +81,17 @@ def R(name: str, family: str, sig: str, *avail: str, mods: tuple[str, ...] = (),
                deprecated)
 
 
-def _same(names: str, family: str, sig: str, *avail: str, **kw: object) -> list[Row]:
-    return [R(n, family, sig, *avail, **kw) for n in names.split()]  # type: ignore[arg-type]
+class _RowOptions(TypedDict, total=False):
+    """R's keyword arguments, passed through by _same."""
+
+    mods: tuple[str, ...]
+    mem: str | None
+    flags: tuple[str, ...]
+    deprecated: tuple[str, ...]
+
+
+def _same(names: str, family: str, sig: str, *avail: str, **kw: Unpack[_RowOptions]) -> list[Row]:
+    return [R(n, family, sig, *avail, **kw) for n in names.split()]
 
 
 _CMP = "eq lg gt ge lt le"

@@ -90,4 +90,4 @@ def wait_counts(arch: Arch, pending: Sequence[str], retire: int) -> dict[str, in
 
 def wait_for(isa: InstructionSet, pending: Sequence[str], retire: int) -> tuple[Instruction, ...]:
     """The wait instructions that retire the oldest `retire` of `pending` (see `wait_counts`)."""
-    return waitcnt(isa, **wait_counts(isa.arch, pending, retire))  # type: ignore[arg-type]
+    return waitcnt(isa, **wait_counts(isa.arch, pending, retire))

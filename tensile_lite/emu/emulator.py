@@ -291,7 +291,7 @@ def _dims(v: tuple[int, ...], what: str) -> tuple[int, int, int]:
     t = tuple(int(x) for x in v) + (1,) * (3 - len(tuple(v)))
     if len(t) != 3 or any(x < 1 for x in t):
         raise LaunchError(f"{what} must be 1 to 3 positive sizes, got {v}")
-    return t  # type: ignore[return-value]
+    return t
 
 
 def _dispatch_packet(grid: tuple[int, int, int], block: tuple[int, int, int], desc: KernelDescriptor,

@@ -222,6 +222,15 @@ class Instr:
             raise ValueError(f"{self.text}: modifier {name} is not an integer ({value!r})")
         return int(value)
 
+    def tuple_mod(self, name: str, default: tuple[int, ...]) -> tuple[int, ...]:
+        """A list modifier (op_sel:[0,1], neg_lo:[1,0,0], ...), `default` when absent or empty."""
+        value = self.modifiers.get(name)
+        if value is None or value == ():
+            return default
+        if not isinstance(value, tuple):
+            raise ValueError(f"{self.text}: modifier {name} is not a list ({value!r})")
+        return value
+
     def flag(self, name: str) -> bool:
         return bool(self.modifiers.get(name, False))
 

@@ -286,11 +286,11 @@ def _cvt_f32_f8(ins: Instr, ctx: Ctx) -> Op:
     fmt = _fp8_format(ins, ctx)
     d, a = _operands(ins, 2)
     ra = read_b32(a, ctx)
-    byte = ins.mod("byte_sel", 0)
+    byte = ins.int_mod("byte_sel")
     sel = ins.mod("op_sel")
     if isinstance(sel, tuple) and any(sel):
         raise UnsupportedInstruction(f"`{ins.text}`: op_sel on a byte conversion is not emulated")
-    shift = U32(8 * int(byte))  # type: ignore[arg-type]
+    shift = U32(8 * byte)
     wd = write_f32(d, ctx, ins)
     return lambda w: wd(w, fmt.decode(((np.asarray(ra(w), dtype=U32) >> shift) & U32(0xFF)).astype(np.uint8)))
 

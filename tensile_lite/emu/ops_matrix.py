@@ -393,10 +393,10 @@ def _mfma(ins: Instr, ctx: Ctx) -> Op:
     layout = cdna_layout(mm, nn, kk, blocks, per_lane, d.count, f64_out)
     flush = ctx.arch.mfma_flushes_f16_denorms and a_kind in ("f16", "bf16")
     neg_mod = ins.mod("neg")
-    neg = tuple(neg_mod) if isinstance(neg_mod, tuple) and len(neg_mod) == 3 else (0, 0, 0)
+    neg = neg_mod if isinstance(neg_mod, tuple) and len(neg_mod) == 3 else (0, 0, 0)
     timing = matrix_timing(ctx.arch.family, mm, blocks, "f32" if a_kind == "f32" else a_kind,
                            True if in_type == "f8f6f4" else None)
-    return _matrix_op(ins, ctx, layout, a_kind, b_kind, out, flush=flush, neg=neg,  # type: ignore[arg-type]
+    return _matrix_op(ins, ctx, layout, a_kind, b_kind, out, flush=flush, neg=neg,
                       timing=timing)
 
 
@@ -416,15 +416,15 @@ def _wmma(ins: Instr, ctx: Ctx) -> Op:
         raise UnsupportedInstruction(f"`{ins.text}`: 16-bit-output WMMA is not emulated")
     if len(ins.operands) != 4:
         raise UnsupportedInstruction(f"`{ins.text}`: expected 4 operands")
-    neg_lo = ins.mod("neg_lo") or (0, 0, 0)
-    neg_hi = ins.mod("neg_hi") or (0, 0, 0)
+    neg_lo = ins.tuple_mod("neg_lo", (0, 0, 0))
+    neg_hi = ins.tuple_mod("neg_hi", (0, 0, 0))
     if in_type == "iu8":
         a_kind = b_kind = "iu8"
-        a_signed, b_signed = bool(neg_lo[0]), bool(neg_lo[1])  # type: ignore[index]
-        if any(neg_hi):  # type: ignore[arg-type]
+        a_signed, b_signed = bool(neg_lo[0]), bool(neg_lo[1])
+        if any(neg_hi):
             raise UnsupportedInstruction(f"`{ins.text}`: neg_hi on iu8 WMMA is not emulated")
     else:
-        if any(neg_lo) or any(neg_hi):  # type: ignore[arg-type]
+        if any(neg_lo) or any(neg_hi):
             raise UnsupportedInstruction(f"`{ins.text}`: neg_lo/neg_hi on float WMMA are not emulated")
         a_signed = b_signed = True
         if "_" in in_type:

@@ -493,10 +493,10 @@ def _atomic(ins: Instr, ctx: Ctx) -> Op:
             if off + 4 > buf.size:
                 raise MemoryFault(f"`{ins.text}`: lane {lane}: 4 bytes at {addr:#x} run past the allocation")
             old = int(buf[off:off + 4].view("<u4")[0])
-            if name == "cmpswap":
+            if fn is None:  # cmpswap
                 new = int(values[lane, 0]) if old == int(values[lane, 1]) else old
             else:
-                new = fn(old, int(values[lane, 0])) & 0xFFFFFFFF  # type: ignore[misc]
+                new = fn(old, int(values[lane, 0])) & 0xFFFFFFFF
             buf[off:off + 4] = np.array([new], dtype="<u4").view(np.uint8)
             old_values[lane] = old
         if sink is not None:
@@ -606,7 +606,7 @@ def _satomic(ins: Instr, ctx: Ctx) -> Op:
             raise MemoryFault(f"`{ins.text}`: {exc.message}") from None
         old = int(buf[o:o + 4].view("<u4")[0])
         vals = [r(w) for r in rdata]
-        new = (vals[0] if old == vals[1] else old) if name == "cmpswap" else fn(old, vals[0]) & 0xFFFFFFFF  # type: ignore[misc]
+        new = (vals[0] if old == vals[1] else old) if fn is None else fn(old, vals[0]) & 0xFFFFFFFF
         buf[o:o + 4] = np.array([new], dtype="<u4").view(np.uint8)
         if returns:
             w.s[di] = old

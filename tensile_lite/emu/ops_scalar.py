@@ -19,11 +19,11 @@ Op = Callable[[Wave], int | None]
 
 
 def _s32(x: int) -> int:
-    return sign_extend(x, 32)  # type: ignore[return-value]
+    return sign_extend(x, 32)
 
 
 def _s64(x: int) -> int:
-    return sign_extend(x, 64)  # type: ignore[return-value]
+    return sign_extend(x, 64)
 
 
 def _operands(ins: Instr, n: int) -> tuple:
@@ -83,7 +83,7 @@ def _bfe(a: int, b: int, width_bits: int, signed: bool) -> int:
         return 0
     v = (a >> off) & ((1 << width) - 1)
     if signed:
-        v = sign_extend(v, width)  # type: ignore[assignment]
+        v = sign_extend(v, width)
     return v
 
 
@@ -295,7 +295,7 @@ def _bitset(value: int) -> Callable[[Instr, Ctx], Op]:
 def _simm16(op) -> int:
     if op.ival is None:
         raise UnsupportedInstruction(f"SOPK immediate {op.text} is not an integer")
-    return sign_extend(op.ival, 16)  # type: ignore[return-value]
+    return sign_extend(op.ival, 16)
 
 
 def _movk(ins: Instr, ctx: Ctx) -> Op:

@@ -48,9 +48,10 @@ def sdwa(ins: Instr, ctx: Ctx, factory: Callable[[Instr, Ctx], Op]) -> Op:
     new_srcs: list[Operand] = []
     for k, src in enumerate(srcs):
         sel = ins.mod(f"src{k}_sel", "DWORD")
-        if sel not in _SEL:
+        bits = _SEL.get(sel) if isinstance(sel, str) else None
+        if bits is None:
             raise UnsupportedInstruction(f"`{ins.text}`: unknown select {sel}")
-        shift, width = _SEL[sel]  # type: ignore[index]
+        shift, width = bits
         reader = read_b32(attrs.evolve(src, neg=False, abs=False, sext=False), ctx)
         stage.append((reader, ctx.scratch + k, shift, width, src.sext))
         new_srcs.append(Operand(src.text, "scratch", ctx.scratch + k, neg=src.neg, abs=src.abs))
@@ -66,9 +67,10 @@ def sdwa(ins: Instr, ctx: Ctx, factory: Callable[[Instr, Ctx], Op]) -> Op:
         new_ops = (result, *new_srcs)
         dsel = ins.mod("dst_sel", "DWORD")
         unused = ins.mod("dst_unused", "UNUSED_PAD")
-        if dsel not in _SEL or unused not in ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE"):
+        dbits = _SEL.get(dsel) if isinstance(dsel, str) else None
+        if dbits is None or unused not in ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE"):
             raise UnsupportedInstruction(f"`{ins.text}`: unknown destination select")
-        dshift, dwidth = _SEL[dsel]  # type: ignore[index]
+        dshift, dwidth = dbits
         field = ((1 << dwidth) - 1) << dshift if dwidth < 32 else 0xFFFFFFFF
         old = read_b32(dst, ctx) if unused == "UNUSED_PRESERVE" else None
         write = write_b32(dst, ctx)
