@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from tensile_lite import __version__
 from tensile_lite.errors import exit_codes_help
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_guarded(func, args: argparse.Namespace) -> int:
+def run_guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run a command; every failure becomes one `error:` line on stderr and its exit code (errors.EXIT_CODES)."""
     return _guarded(lambda: func(args), prefix="", debug=getattr(args, "debug", False), extra=quiet_broken_pipe)
 

@@ -17,7 +17,7 @@ spelling and table row) for introspection or names chosen at run time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from types import MappingProxyType
 from typing import Any
@@ -284,7 +284,7 @@ class Op:
     matrix: MatrixInstruction | None
     mods: tuple[str, ...] = ()   # modifier groups accepted on this target
     # the generated, operand-count-specific builder (see _make_builder)
-    build: Any = attrs.field(init=False, eq=False, repr=False)
+    build: Callable[..., Instruction] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "build", _make_builder(self))
@@ -620,7 +620,7 @@ def isa_for(arch: str) -> InstructionSet:
             # the generated builder itself, so `isa.v_add_u32(...)` is one plain call
             attrs_[row.name] = staticmethod(op.build)
     cls = type(f"InstructionSet_{a.name}", (InstructionSet,), attrs_)
-    isa = cls()
+    isa: InstructionSet = cls()
     isa.arch = a
     isa.ops = MappingProxyType(ops)
     isa.missing = frozenset(missing)

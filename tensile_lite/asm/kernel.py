@@ -103,6 +103,10 @@ def pack_arguments(arguments: Sequence[KernelArgument]) -> ArgumentLayout:
     return ArgumentLayout(tuple(placed), offset, (offset + 7) // 8 * 8)
 
 
+def _arch_of(arch: str | Arch) -> Arch:
+    return get_arch(arch) if isinstance(arch, str) else arch
+
+
 def _argument_tuple(arguments: Iterable[KernelArgument]) -> tuple[KernelArgument, ...]:
     # A typed converter: the attrs plugin cannot see through a bare `tuple` converter.
     return tuple(arguments)
@@ -113,7 +117,7 @@ class KernelSpec:
     """Everything the header and trailer need except the register counts."""
 
     name: str
-    arch: Arch = attrs.field(converter=lambda a: get_arch(a) if isinstance(a, str) else a)
+    arch: Arch = attrs.field(converter=_arch_of)
     arguments: tuple[KernelArgument, ...] = attrs.field(converter=_argument_tuple)
     workgroup_size: int               # threads per workgroup (`.max_flat_workgroup_size`)
     lds_bytes: int = 0

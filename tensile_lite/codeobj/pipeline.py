@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
+from multiprocessing.context import SpawnContext
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -168,7 +169,7 @@ def _mib(n: int) -> str:
     return f"{n / 2**20:.2f} MiB"
 
 
-def _mp_context():
+def _mp_context() -> SpawnContext:
     # spawn: workers start clean (no inherited parent state, no fork-with-threads hazards) and are the
     # parent's own children, so `time` and wait4 account their CPU (a forkserver's would be lost).
     return get_context("spawn")

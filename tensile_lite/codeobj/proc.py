@@ -26,7 +26,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import attrs
 
@@ -55,7 +55,7 @@ for pgid in groups:
     except OSError:
         pass
 """
-_WATCHDOG: list[subprocess.Popen] = []  # at most one, started on first use; a list so no `global` is needed
+_WATCHDOG: list[subprocess.Popen[str]] = []  # at most one, started on first use; a list so no `global` is needed
 
 
 @attrs.frozen(slots=True)
@@ -79,7 +79,7 @@ class ToolRun:
         return f"was killed by {sig} (it crashed)" if sig else f"exited with status {self.returncode}"
 
 
-def _load_prctl():
+def _load_prctl() -> Callable[..., int] | None:
     """libc's prctl, resolved once here so the child only calls it (no lookup after fork)."""
     if not sys.platform.startswith("linux"):
         return None
@@ -120,7 +120,7 @@ def kill_running_tools() -> None:
             os.killpg(pgid, signal.SIGKILL)
 
 
-def _watchdog() -> subprocess.Popen | None:
+def _watchdog() -> subprocess.Popen[str] | None:
     if _WATCHDOG and _WATCHDOG[0].poll() is None:
         return _WATCHDOG[0]
     _WATCHDOG.clear()
@@ -142,7 +142,7 @@ def _tell_watchdog(line: str) -> None:
 
 
 def _start(argv: Sequence[str], input_bytes: bytes | None, tmp_dir: str | os.PathLike[str] | None,
-           what: str) -> subprocess.Popen:
+           what: str) -> subprocess.Popen[bytes]:
     """Start the tool and register its group, with stop signals held back until both are done."""
     held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
     try:
@@ -159,7 +159,7 @@ def _start(argv: Sequence[str], input_bytes: bytes | None, tmp_dir: str | os.Pat
 
 
 @contextlib.contextmanager
-def _tracked(proc: subprocess.Popen) -> Iterator[None]:
+def _tracked(proc: subprocess.Popen[bytes]) -> Iterator[None]:
     try:
         yield
     except BaseException:  # timeout, interrupt, anything: the tool's whole group goes with us

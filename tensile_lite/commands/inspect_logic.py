@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TypedDict
 
 from tensile_lite.errors import TensileLiteError
 from tensile_lite.logic import find_logic_files, read_logic_file
@@ -25,9 +26,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
 
 
+class _FileRow(TypedDict):
+    """One logic file's line of the report (a JSON object with --json)."""
+
+    file: str
+    arch: str
+    cu_count: int | None
+    library_type: str
+    problem_type: str
+    solutions: int
+    kernels: int
+    notes: list[str]
+
+
 def run(args: argparse.Namespace) -> int:
     files = find_logic_files(args.paths)
-    rows, errors = [], []
+    rows: list[_FileRow] = []
+    errors: list[dict[str, str]] = []
     all_kernels: set[str] = set()
     total_solutions = 0
     for path in files:
@@ -56,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     return 2 if errors else 0
 
 
-def _print_table(rows: list[dict], total: dict) -> None:
+def _print_table(rows: list[_FileRow], total: dict[str, int]) -> None:
     header = ("arch", "CU", "library", "solutions", "kernels", "problem type", "file")
     table = [header] + [(r["arch"], str(r["cu_count"] or "-"), r["library_type"], str(r["solutions"]),
                          str(r["kernels"]), r["problem_type"], r["file"]) for r in rows]
