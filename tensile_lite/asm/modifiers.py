@@ -7,15 +7,28 @@ field has its default value, so emitted text never carries no-op modifiers).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
+from typing import Protocol, TypedDict, Unpack
 
 import attrs
 
+from tensile_lite.asm.arch import Arch
 from tensile_lite.asm.errors import OperandError
-from tensile_lite.asm.table import M_BUF, M_DPP, M_DS, M_DS2, M_GLB, M_MFMA, M_SEL
+from tensile_lite.asm.matrix import MatrixInstruction
+from tensile_lite.asm.table import M_BUF, M_DPP, M_DS, M_DS2, M_GLB, M_MFMA, M_SEL, Row
 
-if TYPE_CHECKING:
-    from tensile_lite.asm.isa import Op
+
+class Op(Protocol):
+    """What a modifier checks itself against: the instruction being built (isa.Op, which imports
+    this module, so it is described here rather than imported)."""
+
+    @property
+    def arch(self) -> Arch: ...
+    @property
+    def row(self) -> Row: ...
+    @property
+    def spelling(self) -> str: ...
+    @property
+    def matrix(self) -> MatrixInstruction | None: ...
 
 _TH = {"LOAD": frozenset({"NT", "HT", "LU", "RT_NT", "NT_RT", "NT_HT"}),
        "STORE": frozenset({"NT", "HT", "RT_NT", "NT_RT", "NT_HT", "WB"}),
