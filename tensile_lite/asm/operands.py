@@ -211,10 +211,3 @@ class WaitCounts:
 
 
 Operand = Reg | Special | Label | WaitCounts | int | float
-
-
-def operand_text(operand: Operand) -> str:
-    """The assembler text of any operand value."""
-    if isinstance(operand, (int, float)):
-        return repr(operand) if isinstance(operand, float) else str(operand)
-    return operand.text

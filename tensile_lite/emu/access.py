@@ -72,7 +72,6 @@ class Ctx:
     sgprs: int
     flush_f32: bool
     check_hazards: bool
-    max_lds: int
     address_index: Mapping[int, int] = attrs.field(factory=dict, hash=False)
     # Wait states the target does not interlock (CDNA), None where it interlocks everything.
     hazards: WaitStates | None = None

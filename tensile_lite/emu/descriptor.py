@@ -65,10 +65,6 @@ class KernelDescriptor:
     def float_denorm_mode_16_64(self) -> int:
         return _bits(self.rsrc1, 18, 2)
 
-    @property
-    def ieee_mode(self) -> bool:
-        return bool(_bits(self.rsrc1, 23, 1))
-
     # compute_pgm_rsrc2
     @property
     def private_segment_enabled(self) -> bool:

@@ -51,10 +51,6 @@ class LaunchStats:
     instructions: int
     seconds: float
 
-    @property
-    def instructions_per_second(self) -> float:
-        return self.instructions / self.seconds if self.seconds > 0 else 0.0
-
 
 @attrs.frozen(slots=True)
 class KernelImage:
@@ -158,7 +154,7 @@ class Emulator:
         vgprs = desc.allocated_vgprs(arch, lanes)
         ctx = Ctx(arch=arch, lanes=lanes, kernel=name, vgprs=vgprs, accum_offset=accum,
                   sgprs=desc.allocated_sgprs(arch), flush_f32=desc.float_denorm_mode_32 != 3,
-                  check_hazards=self.check_hazards, max_lds=arch.max_lds_bytes, hazards=wait_states_for(arch))
+                  check_hazards=self.check_hazards, hazards=wait_states_for(arch))
         program = compile_program(name, instrs, ctx)
         return KernelImage(name, arch, desc, dict(info.metadata), lanes, program)
 

@@ -119,11 +119,6 @@ class DeviceMemory:
                 buf, off = self._span(int(a), nbytes)
                 buf[off:off + nbytes] = data[n]
 
-    def check_mapped(self, addresses: np.ndarray, nbytes: int) -> None:
-        """MemoryFault naming the first lane address that is not fully inside an allocation."""
-        for a in addresses.tolist():
-            self._span(int(a), nbytes)
-
 
 class _Spread(Exception):
     """Lanes of one access fall into more than one allocation (or outside all of them)."""

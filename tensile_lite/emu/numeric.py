@@ -21,16 +21,8 @@ F32 = np.float32
 F64 = np.float64
 
 
-def f32_from_bits(bits: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(bits, dtype=U32).view(F32)
-
-
 def bits_from_f32(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=F32).view(U32)
-
-
-def f16_from_bits(bits16: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(bits16, dtype=U16).view(F16)
 
 
 def bits_from_f16(values: np.ndarray) -> np.ndarray:

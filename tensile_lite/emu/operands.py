@@ -77,10 +77,6 @@ class Operand:
     name: str = ""  # for special operands: scc, null, off, src_execz, ...
 
     @property
-    def is_reg(self) -> bool:
-        return self.kind in ("vgpr", "agpr", "sgpr")
-
-    @property
     def is_vector(self) -> bool:
         return self.kind in ("vgpr", "agpr", "scratch")
 

@@ -119,7 +119,7 @@ class Wave:
     """The state of one wavefront. Mutable by design: it is the machine being emulated."""
 
     __slots__ = ("accum_offset", "at_barrier", "barrier_signalled", "clock", "counters", "ended", "exec_full",
-                 "exec_mask", "icount", "lane_ids", "lanes", "pc", "pending", "queues", "s", "scc", "sclock", "v",
+                 "exec_mask", "icount", "lanes", "pc", "pending", "queues", "s", "scc", "sclock", "v",
                  "vclock", "wave_id", "workgroup")
 
     def __init__(self, wave_id: int, lanes: int, vgprs: int, counters: tuple[str, ...],
@@ -136,7 +136,6 @@ class Wave:
         # Clock of the last VALU write of each VGPR-file column and scalar slot (CDNA hazards).
         self.vclock: list[int] = [NEVER] * vgprs
         self.sclock: list[int] = [NEVER] * (SCALAR_SLOTS + 1)
-        self.lane_ids = np.arange(lanes, dtype=np.uint32)
         self.exec_mask = np.ones(lanes, dtype=bool)
         self.exec_full = True
         # per register key: the load into it not waited for yet, or an open timed hazard

@@ -17,11 +17,6 @@ from tensile_lite.library.solution_entry import Honoured
 MANIFEST = "TensileManifest.txt"
 
 
-def arch_file_names(ap: ArchPlan, fmt: str = DEFAULT_FORMAT) -> list[str]:
-    """The library files of one architecture: the master, then placeholders by name."""
-    return [file_name(ap.master_name, fmt)] + [file_name(p.name, fmt) for p in ap.placeholders]
-
-
 def code_object_names(ap: ArchPlan) -> list[str]:
     """The code objects the full build writes next to the `.dat` files (one per placeholder + helpers)."""
     return [f"Kernels.so-000-{ap.arch}.hsaco"] + [f"{p.name}.co" for p in ap.placeholders]
