@@ -172,7 +172,7 @@ def _specials(op: Operand, ctx: Ctx | None = None) -> Reader:
         if guard is None:
             return lambda w: U32(zero(w))
 
-        def checked(w: Wave):
+        def checked(w: Wave) -> Lanes:
             guard(w)
             return U32(zero(w))
         return checked
@@ -238,7 +238,7 @@ def read_b32(op: Operand, ctx: Ctx, what: str = READ) -> Reader:
         if ctx.check_hazards:
             keys = vkeys(i, 1)
 
-            def rd(w: Wave, i=i, keys=keys):
+            def rd(w: Wave, i: int = i, keys: tuple[int, ...] = keys) -> Lanes:
                 if w.pending:
                     w.check(keys, what)
                 return w.v[:, i]
@@ -250,7 +250,7 @@ def read_b32(op: Operand, ctx: Ctx, what: str = READ) -> Reader:
             keys = skeys(i, 1)
             guard = _valu_sgpr_reads(i, 1, ctx, what)
 
-            def rds(w: Wave, i=i, keys=keys):
+            def rds(w: Wave, i: int = i, keys: tuple[int, ...] = keys) -> Lanes:
                 if w.pending:
                     w.check(keys, "read")
                 if guard is not None:
@@ -267,15 +267,14 @@ def read_b32(op: Operand, ctx: Ctx, what: str = READ) -> Reader:
 def read_f32(op: Operand, ctx: Ctx, what: str = READ) -> Reader:
     """An operand as f32 with abs/neg applied (and subnormals flushed if the kernel asks for it)."""
     if op.kind == "const":
-        c = np.array(const_bits(op, 32, "float"), U32).view(F32)[()]
-        c = _apply_float_mods(c, op)
+        c = _apply_float_mods(np.array(const_bits(op, 32, "float"), U32).view(F32)[()], op)
         return lambda w: c
     raw = read_b32(op, ctx, what)
     neg, ab, flush = op.neg, op.abs, ctx.flush_f32
     if not (neg or ab or flush):
         return lambda w: _as_f32(raw(w))
 
-    def rd(w: Wave):
+    def rd(w: Wave) -> Lanes:
         x = _as_f32(raw(w))
         if flush:
             x = _flush32(x)
@@ -287,20 +286,20 @@ def read_f32(op: Operand, ctx: Ctx, what: str = READ) -> Reader:
     return rd
 
 
-def _as_f32(x):
+def _as_f32(x: Lanes) -> Lanes:
     if isinstance(x, np.ndarray):
         return x.view(F32)
     return U32(x).view(F32)
 
 
-def _flush32(x):
+def _flush32(x: Lanes) -> np.ndarray:
     tiny = np.finfo(F32).tiny
     return np.where((np.abs(x) < tiny) & (x != 0), np.copysign(F32(0), x), x).astype(F32)
 
 
-def _apply_float_mods(c, op: Operand):
+def _apply_float_mods(c: Lanes, op: Operand) -> Lanes:
     if op.abs:
-        c = abs(c)
+        c = np.abs(c)
     if op.neg:
         c = -c
     return c
@@ -331,7 +330,7 @@ def read_f16(op: Operand, ctx: Ctx, half: int) -> Reader:
     bits = read_b16(op, ctx, half)
     neg, ab = op.neg, op.abs
 
-    def rd(w: Wave):
+    def rd(w: Wave) -> Lanes:
         x = np.asarray(bits(w), dtype=U16).view(F16)
         if ab:
             x = np.abs(x)
@@ -350,7 +349,7 @@ def read_b64(op: Operand, ctx: Ctx, kind: str = "int", what: str = READ) -> Read
         keys = vkeys(i, 2)
         check = ctx.check_hazards
 
-        def rd(w: Wave):
+        def rd(w: Wave) -> Lanes:
             if check and w.pending:
                 w.check(keys, what)
             return np.ascontiguousarray(w.v[:, i:i + 2]).view(U64).reshape(-1)
@@ -361,7 +360,7 @@ def read_b64(op: Operand, ctx: Ctx, kind: str = "int", what: str = READ) -> Read
         check = ctx.check_hazards
         guard = _valu_sgpr_reads(i, 2, ctx, what)
 
-        def rds(w: Wave):
+        def rds(w: Wave) -> Lanes:
             if check and w.pending:
                 w.check(keys, "read")
             if guard is not None:
@@ -377,13 +376,12 @@ def read_b64(op: Operand, ctx: Ctx, kind: str = "int", what: str = READ) -> Read
 
 def read_f64(op: Operand, ctx: Ctx, what: str = READ) -> Reader:
     if op.kind == "const":
-        c = np.array(const_bits(op, 64, "float"), U64).view(F64)[()]
-        c = _apply_float_mods(c, op)
+        c = _apply_float_mods(np.array(const_bits(op, 64, "float"), U64).view(F64)[()], op)
         return lambda w: c
     raw = read_b64(op, ctx, "float", what)
     neg, ab = op.neg, op.abs
 
-    def rd(w: Wave):
+    def rd(w: Wave) -> Lanes:
         x = np.asarray(raw(w), dtype=U64).view(F64)
         if ab:
             x = np.abs(x)
@@ -419,7 +417,7 @@ def write_b32(op: Operand, ctx: Ctx) -> Writer:
         check = ctx.check_hazards
         stamp = ctx.timed is not None
 
-        def wr(w: Wave, vals) -> None:
+        def wr(w: Wave, vals: Lanes) -> None:
             if check and w.pending:
                 w.check(keys, WRITE)
             if stamp:
@@ -442,7 +440,7 @@ def write_b16(op: Operand, ctx: Ctx, half: int, zero_other: bool, *, check: bool
     shift = U32(16 * half)
     keep = U32(0) if zero_other else U32(0xFFFF0000 if half == 0 else 0x0000FFFF)
 
-    def wr(w: Wave, vals) -> None:
+    def wr(w: Wave, vals: Lanes) -> None:
         if check and w.pending:
             w.check(keys, WRITE)
         if stamp:
@@ -485,7 +483,7 @@ def write_block(op: Operand, ctx: Ctx, count: int, *, check: bool = True,
 def write_b64(op: Operand, ctx: Ctx) -> Writer:
     block = write_block(op, ctx, 2)
 
-    def wr(w: Wave, vals) -> None:
+    def wr(w: Wave, vals: Lanes) -> None:
         v64 = np.broadcast_to(np.asarray(vals, dtype=U64), (w.lanes,))
         block(w, np.ascontiguousarray(v64).view(U32).reshape(w.lanes, 2))
     return wr
@@ -502,7 +500,7 @@ def write_f32(op: Operand, ctx: Ctx, ins: Instr) -> Writer:
     if scale is None and not clamp and not flush:
         return lambda w, vals: raw(w, np.asarray(vals, dtype=F32).view(U32))
 
-    def wr(w: Wave, vals) -> None:
+    def wr(w: Wave, vals: Lanes) -> None:
         x = np.asarray(vals, dtype=F32)
         if scale is not None:
             x = (x * scale).astype(F32)
@@ -518,7 +516,7 @@ def write_f64(op: Operand, ctx: Ctx, ins: Instr) -> Writer:
     raw = write_b64(op, ctx)
     clamp = ins.flag("clamp")
 
-    def wr(w: Wave, vals) -> None:
+    def wr(w: Wave, vals: Lanes) -> None:
         x = np.asarray(vals, dtype=F64)
         if clamp:
             x = np.clip(np.nan_to_num(x, nan=0.0), 0.0, 1.0)
