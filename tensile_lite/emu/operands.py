@@ -221,7 +221,7 @@ class Instr:
     def tuple_mod(self, name: str, default: tuple[int, ...]) -> tuple[int, ...]:
         """A list modifier (op_sel:[0,1], neg_lo:[1,0,0], ...), `default` when absent or empty."""
         value = self.modifiers.get(name)
-        if value is None or value == ():
+        if not value:
             return default
         if not isinstance(value, tuple):
             raise ValueError(f"{self.text}: modifier {name} is not a list ({value!r})")
