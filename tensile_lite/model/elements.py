@@ -19,6 +19,7 @@ import attrs
 FLOAT, INT, COMPLEX, PAIR = "float", "int", "complex", "pair"  # PAIR: A and B of two 8-bit float formats
 # 8-bit float encodings (the values of Target.fp8)
 FNUZ, OCP = "fnuz", "ocp"
+ENCODINGS = (FNUZ, OCP)
 # which codes of an 8-bit float are NaN
 NAN_NEGATIVE_ZERO = "0x80 only"        # FNUZ: the would-be -0 is the one NaN; no -0, no infinity
 NAN_ALL_ONES = "S.1111.111"             # OCP E4M3FN: exponent and mantissa all ones; no infinity

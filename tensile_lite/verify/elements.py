@@ -19,6 +19,7 @@ import attrs
 import numpy as np
 
 from tensile_lite.model import DataType, ProblemType
+from tensile_lite.model.elements import ENCODINGS, FNUZ
 from tensile_lite.targets import TARGETS
 from tensile_lite.verify.float8 import FORMATS, Float8Format
 
@@ -135,10 +136,9 @@ def _float8(dt: DataType, fmt: Float8Format) -> Element:
 
 # (8-bit type, encoding) -> element
 FLOAT8_ELEMENTS: Mapping[tuple[DataType, str], Element] = {
-    (dt, encoding): _float8(dt, fmt) for (encoding, name), fmt in FORMATS.items()
-    for dt in (DataType.F8, DataType.B8) if name == {DataType.F8: "fp8", DataType.B8: "bf8"}[dt]
+    (dt, encoding): _float8(dt, FORMATS[(encoding, str(dt.isa_format))])
+    for dt in DataType if dt.is_8bit_float and dt.operand_types == (dt, dt) for encoding in ENCODINGS
 }
-_MIXED = {DataType.F8B8: (DataType.F8, DataType.B8), DataType.B8F8: (DataType.B8, DataType.F8)}
 
 
 def fp8_encoding(arch: str | None) -> str | None:
@@ -150,7 +150,7 @@ def fp8_encoding(arch: str | None) -> str | None:
 def element(dt: DataType, arch: str | None = None) -> Element | None:
     """The element description of `dt` (8-bit floats in `arch`'s encoding), or None when the verifier
     cannot handle that type (an 8-bit float without an architecture that has them)."""
-    if dt in (DataType.F8, DataType.B8):
+    if (dt, FNUZ) in FLOAT8_ELEMENTS:
         encoding = fp8_encoding(arch)
         return FLOAT8_ELEMENTS[(dt, encoding)] if encoding else None
     return ELEMENTS.get(dt)
@@ -158,6 +158,4 @@ def element(dt: DataType, arch: str | None = None) -> Element | None:
 
 def operand_types(pt: ProblemType) -> tuple[DataType, DataType]:
     """The element types of A and B as stored: a mixed 8-bit DataType (F8B8, B8F8) names both."""
-    a = _MIXED[pt.a_type][0] if pt.a_type in _MIXED else pt.a_type
-    b = _MIXED[pt.b_type][1] if pt.b_type in _MIXED else pt.b_type
-    return a, b
+    return pt.a_type.operand_types[0], pt.b_type.operand_types[1]
