@@ -76,11 +76,21 @@ class ElementType:
     value_type: str = STRUCT  # the code-object metadata `.value_type` of its pointers and values
     operands: tuple[int, int] | None = None  # PAIR: codes of A's and B's types
     aliases: tuple[str, ...] = ()             # further spellings `DataType.parse` accepts
+    # FLOAT: widths of the exponent and mantissa fields (xf32: the mantissa bits its MFMAs keep of
+    # f32's 23); the 8-bit floats' bias and special codes depend on the target's encoding (FLOAT8),
+    # the others are IEEE-style (bias 2^(e-1) - 1)
+    exponent_bits: int = 0
+    mantissa_bits: int = 0
 
     @property
     def storage_bytes(self) -> int:
         """Bytes per element in memory (one for the 8-bit pairs: each operand is one byte)."""
         return self.bits // 8
+
+    @property
+    def ieee_bias(self) -> int:
+        """The exponent bias of an IEEE-style float (not the 8-bit floats: see FLOAT8)."""
+        return (1 << (self.exponent_bits - 1)) - 1
 
     @property
     def is_float8(self) -> bool:
@@ -90,26 +100,26 @@ class ElementType:
 
 def _t(code: int, name: str, letter: str, cpp: str, bits: int, kind: str, isa: str | None = None,
        value_type: str = STRUCT, *, matrix_input: bool = True, operands: tuple[int, int] | None = None,
-       aliases: tuple[str, ...] = ()) -> ElementType:
+       aliases: tuple[str, ...] = (), fields: tuple[int, int] = (0, 0)) -> ElementType:
     return ElementType(code, name, letter, cpp, bits, kind, isa, matrix_input and isa is not None, value_type,
-                       operands, aliases)
+                       operands, aliases, *fields)
 
 
 ELEMENT_TYPES: tuple[ElementType, ...] = (
-    _t(0, "S", "S", "Float", 32, FLOAT, "f32", "f32", aliases=("single", "float")),
-    _t(1, "D", "D", "Double", 64, FLOAT, "f64", "f64", aliases=("double",)),
+    _t(0, "S", "S", "Float", 32, FLOAT, "f32", "f32", aliases=("single", "float"), fields=(8, 23)),
+    _t(1, "D", "D", "Double", 64, FLOAT, "f64", "f64", aliases=("double",), fields=(11, 52)),
     _t(2, "C", "C", "ComplexFloat", 64, COMPLEX),
     _t(3, "Z", "Z", "ComplexDouble", 128, COMPLEX),
-    _t(4, "H", "H", "Half", 16, FLOAT, "f16", "f16", aliases=("half",)),
+    _t(4, "H", "H", "Half", 16, FLOAT, "f16", "f16", aliases=("half",), fields=(5, 10)),
     _t(5, "I8X4", "4xi8", "Int8x4", 32, INT),
     _t(6, "I", "I", "Int32", 32, INT, "i32", "i32", matrix_input=False, aliases=("int32",)),
-    _t(7, "B", "B", "BFloat16", 16, FLOAT, "bf16", "bf16", aliases=("bfloat16",)),
+    _t(7, "B", "B", "BFloat16", 16, FLOAT, "bf16", "bf16", aliases=("bfloat16",), fields=(8, 7)),
     _t(8, "I8", "I8", "Int8", 8, INT, "i8", "i8", aliases=("int8",)),
     _t(9, "I64", "I64", "Int64", 64, INT, value_type="i64"),
     # F32XdlMathOp's type: f32 data rounded to 10 mantissa bits by the xf32 MFMAs
-    _t(10, "X", "X", "XFloat32", 32, FLOAT, "xf32"),
-    _t(11, "F8", "F8", "Float8", 8, FLOAT, "fp8"),
-    _t(12, "B8", "B8", "BFloat8", 8, FLOAT, "bf8"),
+    _t(10, "X", "X", "XFloat32", 32, FLOAT, "xf32", fields=(8, 10)),
+    _t(11, "F8", "F8", "Float8", 8, FLOAT, "fp8", fields=(4, 3)),
+    _t(12, "B8", "B8", "BFloat8", 8, FLOAT, "bf8", fields=(5, 2)),
     _t(13, "F8B8", "F8B8", "Float8BFloat8", 8, PAIR, operands=(11, 12)),
     _t(14, "B8F8", "B8F8", "BFloat8Float8", 8, PAIR, operands=(12, 11)),
 )
@@ -119,17 +129,18 @@ BY_ISA_FORMAT: Mapping[str, ElementType] = MappingProxyType(
     {t.isa_format: t for t in ELEMENT_TYPES if t.isa_format is not None})
 
 
-def _f8(fmt: str, encoding: str, exponent_bits: int, bias: int, max_finite: float, nan: str) -> Float8Spec:
-    return Float8Spec(fmt, encoding, exponent_bits, 7 - exponent_bits, bias, max_finite, nan)
+def _f8(fmt: str, encoding: str, bias: int, max_finite: float, nan: str) -> Float8Spec:
+    t = BY_ISA_FORMAT[fmt]
+    return Float8Spec(fmt, encoding, t.exponent_bits, t.mantissa_bits, bias, max_finite, nan)
 
 
 # (encoding, format) -> facts. FNUZ moves the bias up by one against OCP, taking the -0 code for NaN;
 # OCP E4M3FN gives up infinity and keeps only S.1111.111 for NaN, so its top exponent holds 448.
 FLOAT8: Mapping[tuple[str, str], Float8Spec] = MappingProxyType({
-    (FNUZ, "fp8"): _f8("fp8", FNUZ, 4, 8, 240.0, NAN_NEGATIVE_ZERO),
-    (FNUZ, "bf8"): _f8("bf8", FNUZ, 5, 16, 57344.0, NAN_NEGATIVE_ZERO),
-    (OCP, "fp8"): _f8("fp8", OCP, 4, 7, 448.0, NAN_ALL_ONES),
-    (OCP, "bf8"): _f8("bf8", OCP, 5, 15, 57344.0, NAN_IEEE),
+    (FNUZ, "fp8"): _f8("fp8", FNUZ, 8, 240.0, NAN_NEGATIVE_ZERO),
+    (FNUZ, "bf8"): _f8("bf8", FNUZ, 16, 57344.0, NAN_NEGATIVE_ZERO),
+    (OCP, "fp8"): _f8("fp8", OCP, 7, 448.0, NAN_ALL_ONES),
+    (OCP, "bf8"): _f8("bf8", OCP, 15, 57344.0, NAN_IEEE),
 })
 
 

@@ -136,3 +136,20 @@ def test_every_target_encoding_is_known() -> None:
     assert TARGETS["gfx942"].fp8 == FNUZ and TARGETS["gfx950"].fp8 == OCP
     with pytest.raises(KeyError):
         float8_spec("fp8", "ieee")
+
+
+def test_float_fields_fill_the_element() -> None:
+    """Sign, exponent and mantissa fields add up to the element's width; the IEEE-style formats give
+    their well-known largest values and the 8-bit floats' widths are their formats' in every encoding."""
+    for t in ELEMENT_TYPES:
+        if t.kind == FLOAT:
+            # xf32 is stored as f32; its MFMAs keep 10 of the 23 mantissa bits
+            width = 1 + t.exponent_bits + (23 if t.name == "X" else t.mantissa_bits)
+            assert width == t.bits, t.name
+    tops = {"f16": 65504.0, "bf16": float.fromhex("0x1.fep127"), "f32": float.fromhex("0x1.fffffep127")}
+    for fmt, top in tops.items():
+        t = BY_ISA_FORMAT[fmt]
+        assert (2.0 - 2.0 ** -t.mantissa_bits) * 2.0 ** t.ieee_bias == top
+    for spec in FLOAT8.values():
+        t = BY_ISA_FORMAT[spec.format]
+        assert (spec.exponent_bits, spec.mantissa_bits) == (t.exponent_bits, t.mantissa_bits)
