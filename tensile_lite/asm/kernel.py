@@ -21,11 +21,13 @@ from tensile_lite.asm.errors import AsmError
 from tensile_lite.asm.operands import Reg, sgpr, vgpr
 from tensile_lite.asm.registers import RegisterCounts, Registers, accum_offset
 from tensile_lite.asm.writer import has_comment_marker
+from tensile_lite.model.elements import ELEMENT_TYPES, STRUCT
 
-# Sizes of by-value kernel arguments (upstream's `_SignatureArgument.ValueTypeSizeDict`).
+# Sizes of by-value kernel arguments: the element types' metadata types (the element-type registry)
+# and the others the metadata knows (unsigned offsets and counts, packed f16 pairs, opaque structs).
 VALUE_TYPE_SIZES: Mapping[str, int] = {
-    "i8": 1, "u8": 1, "i16": 2, "u16": 2, "f16": 2, "bf16": 2, "i32": 4, "u32": 4, "f32": 4, "pkf16": 4,
-    "i64": 8, "u64": 8, "f64": 8, "struct": 8,
+    **{t.value_type: t.storage_bytes for t in ELEMENT_TYPES if t.value_type != STRUCT},
+    "u8": 1, "i16": 2, "u16": 2, "u32": 4, "u64": 8, "pkf16": 4, STRUCT: 8,
 }
 BY_VALUE = "by_value"
 GLOBAL_BUFFER = "global_buffer"

@@ -13,6 +13,8 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from tensile_lite.model.elements import FNUZ, NAN_ALL_ONES, OCP, Float8Spec, float8_spec
+
 U16 = np.uint16
 U32 = np.uint32
 U64 = np.uint64
@@ -142,7 +144,12 @@ class Fp8Format:
         return out.astype(np.uint8)
 
 
-def _fp8_format(name: str, exp_bits: int, man_bits: int, bias: int, fnuz: bool) -> Fp8Format:
+def _fp8_format(spec: Float8Spec) -> Fp8Format:
+    """The instruction's codec of one format: the layout (field widths, bias) is the element-type
+    registry's; how codes decode, round and overflow is this module's model of the hardware."""
+    exp_bits, man_bits, bias, fnuz = spec.exponent_bits, spec.mantissa_bits, spec.bias, spec.encoding == FNUZ
+    fn = "FN" if spec.nan == NAN_ALL_ONES else ""
+    name = f"{spec.format} E{exp_bits}M{man_bits}{fn} {spec.encoding.upper()}"
     table = np.zeros(256, dtype=F32)
     emax = (1 << exp_bits) - 1
     for code in range(256):
@@ -176,12 +183,12 @@ def _fp8_format(name: str, exp_bits: int, man_bits: int, bias: int, fnuz: bool) 
     return Fp8Format(name, exp_bits, man_bits, bias, fnuz, table, ladder, max_code)
 
 
-FP8_FNUZ = _fp8_format("fp8 E4M3 FNUZ", 4, 3, 8, True)
-BF8_FNUZ = _fp8_format("bf8 E5M2 FNUZ", 5, 2, 16, True)
-FP8_OCP = _fp8_format("fp8 E4M3FN OCP", 4, 3, 7, False)
-BF8_OCP = _fp8_format("bf8 E5M2 OCP", 5, 2, 15, False)
+FP8_FNUZ = _fp8_format(float8_spec("fp8", FNUZ))
+BF8_FNUZ = _fp8_format(float8_spec("bf8", FNUZ))
+FP8_OCP = _fp8_format(float8_spec("fp8", OCP))
+BF8_OCP = _fp8_format(float8_spec("bf8", OCP))
 
-FP8_FORMATS = {"fnuz": (FP8_FNUZ, BF8_FNUZ), "ocp": (FP8_OCP, BF8_OCP)}
+FP8_FORMATS = {FNUZ: (FP8_FNUZ, BF8_FNUZ), OCP: (FP8_OCP, BF8_OCP)}
 
 
 @overload

@@ -52,12 +52,13 @@ from tensile_lite.emu.state import (
     Wave,
     Window,
 )
+from tensile_lite.model.elements import BY_ISA_FORMAT
 
 Op = Callable[[Wave], int | None]
 
-# Elements per 32-bit register for each input type.
-_PER_REG = MappingProxyType({"f16": 2, "bf16": 2, "f32": 1, "xf32": 1, "i8": 4, "iu8": 4, "fp8": 4,
-                             "bf8": 4, "f64": 0.5})
+# Elements per 32-bit register for each input format (the element-type registry's widths); iu8 is
+# gfx11/gfx12 WMMA's name for bytes that are signed or unsigned by the instruction's modifiers.
+_PER_REG = MappingProxyType({**{fmt: 32 / t.bits for fmt, t in BY_ISA_FORMAT.items()}, "iu8": 4})
 
 
 @attrs.frozen(slots=True)

@@ -87,10 +87,9 @@ def _compute_type(pt: ProblemType) -> DataType:
 
 def _operand_types(a: DataType, b: DataType) -> tuple[DataType, DataType]:
     # A mixed f8/bf8 operand makes the pair (F8, B8) or (B8, F8) whatever the other operand says.
-    if DataType.F8B8 in (a, b):
-        return DataType.F8, DataType.B8
-    if DataType.B8F8 in (a, b):
-        return DataType.B8, DataType.F8
+    for t in (a, b):
+        if t.operand_types != (t, t):
+            return t.operand_types
     return a, b
 
 

@@ -1,10 +1,11 @@
-"""Element data types as the logic files number them, with their names in every vocabulary we meet."""
+"""Element data types as the logic files number them; their facts live in the registry (elements.py)."""
 
 from __future__ import annotations
 
 import enum
 
 from tensile_lite.errors import LogicError, Where
+from tensile_lite.model.elements import BY_CODE, COMPLEX, ELEMENT_TYPES, INT, ElementType
 
 
 class DataType(enum.Enum):
@@ -27,31 +28,52 @@ class DataType(enum.Enum):
     B8F8 = 14
 
     @property
+    def info(self) -> ElementType:
+        """This type's record in the element-type registry (elements.py)."""
+        return BY_CODE[self.value]
+
+    @property
     def letter(self) -> str:
         """Upstream's character in kernel and library names."""
-        return _INFO[self][0]
+        return self.info.letter
 
     @property
     def cpp_name(self) -> str:
         """The C++ enum name the runtime's `.dat` reader matches (`Float`, `Half`, ...)."""
-        return _INFO[self][1]
+        return self.info.cpp_name
 
     @property
     def num_bytes(self) -> int:
         """Bytes per element as stored in memory (f8 mixes use 1)."""
-        return _INFO[self][2]
+        return self.info.storage_bytes
+
+    @property
+    def isa_format(self) -> str | None:
+        """The format name matrix instructions and conversions use ("f16", "fp8", ...)."""
+        return self.info.isa_format
+
+    @property
+    def value_type(self) -> str:
+        """The code-object metadata value type of this type's pointers and values."""
+        return self.info.value_type
 
     @property
     def is_integral(self) -> bool:
-        return self in (DataType.I8X4, DataType.I, DataType.I8, DataType.I64)
+        return self.info.kind == INT
 
     @property
     def is_complex(self) -> bool:
-        return self in (DataType.C, DataType.Z)
+        return self.info.kind == COMPLEX
 
     @property
     def is_8bit_float(self) -> bool:
-        return self in (DataType.F8, DataType.B8, DataType.F8B8, DataType.B8F8)
+        return self.info.is_float8
+
+    @property
+    def operand_types(self) -> tuple[DataType, DataType]:
+        """The types of A and B when both are of this DataType: a mixed 8-bit pair (F8B8) names two."""
+        pair = self.info.operands
+        return (DataType(pair[0]), DataType(pair[1])) if pair is not None else (self, self)
 
     @classmethod
     def parse(cls, value: object, parameter: str = "DataType") -> DataType:
@@ -74,28 +96,5 @@ def _where(parameter: str) -> Where:
     return Where(parameter=parameter)
 
 
-# letter, C++ enum name, bytes per element
-_INFO: dict[DataType, tuple[str, str, int]] = {
-    DataType.S: ("S", "Float", 4),
-    DataType.D: ("D", "Double", 8),
-    DataType.C: ("C", "ComplexFloat", 8),
-    DataType.Z: ("Z", "ComplexDouble", 16),
-    DataType.H: ("H", "Half", 2),
-    DataType.I8X4: ("4xi8", "Int8x4", 4),
-    DataType.I: ("I", "Int32", 4),
-    DataType.B: ("B", "BFloat16", 2),
-    DataType.I8: ("I8", "Int8", 1),
-    DataType.I64: ("I64", "Int64", 8),
-    DataType.X: ("X", "XFloat32", 4),
-    DataType.F8: ("F8", "Float8", 1),
-    DataType.B8: ("B8", "BFloat8", 1),
-    DataType.F8B8: ("F8B8", "Float8BFloat8", 1),
-    DataType.B8F8: ("B8F8", "BFloat8Float8", 1),
-}
-
-_BY_NAME: dict[str, DataType] = {}
-for _dt, (_letter, _cpp, _n) in _INFO.items():
-    _BY_NAME[_letter.lower()] = _dt
-    _BY_NAME[_cpp.lower()] = _dt
-_BY_NAME.update({"single": DataType.S, "float": DataType.S, "double": DataType.D, "half": DataType.H,
-                 "bfloat16": DataType.B, "int32": DataType.I, "int8": DataType.I8})
+_BY_NAME: dict[str, DataType] = {
+    spelling.lower(): DataType(t.code) for t in ELEMENT_TYPES for spelling in (t.letter, t.cpp_name, *t.aliases)}

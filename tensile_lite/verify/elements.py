@@ -19,6 +19,7 @@ import attrs
 import numpy as np
 
 from tensile_lite.model import DataType, ProblemType
+from tensile_lite.model.elements import ENCODINGS, FNUZ
 from tensile_lite.targets import TARGETS
 from tensile_lite.verify.float8 import FORMATS, Float8Format
 
@@ -115,17 +116,22 @@ class Element:
         return rng.integers(-8, 9, size=shape).astype(np.float64)
 
 
+def _ieee(dt: DataType, sentinel: int) -> Element:
+    """A float's rounding facts from its field widths in the element-type registry (stated facts of
+    the format, not the emulator's arithmetic, so the reference stays independent of it)."""
+    t = dt.info
+    m, bias = t.mantissa_bits, t.ieee_bias
+    return Element(dt, np.dtype(f"uint{t.bits}"), m + 1, 1 - bias, (2.0 - 2.0 ** -m) * 2.0 ** bias, sentinel)
+
+
 ELEMENTS: Mapping[DataType, Element] = {
-    DataType.S: Element(DataType.S, np.uint32, 24, -126, float(np.finfo(np.float32).max), 0x7FC0DEAD),
-    DataType.D: Element(DataType.D, np.uint64, 53, -1022, float(np.finfo(np.float64).max),
-                        0x7FF8_0000_DEAD_BEEF),
-    DataType.H: Element(DataType.H, np.uint16, 11, -14, 65504.0, 0x7E5A),
-    DataType.B: Element(DataType.B, np.uint16, 8, -126, float.fromhex("0x1.fep127"), 0x7FDA),
+    DataType.S: _ieee(DataType.S, 0x7FC0DEAD),
+    DataType.D: _ieee(DataType.D, 0x7FF8_0000_DEAD_BEEF),
+    DataType.H: _ieee(DataType.H, 0x7E5A),
+    DataType.B: _ieee(DataType.B, 0x7FDA),
     DataType.I8: Element(DataType.I8, np.int8, sentinel=0x5A),
     DataType.I: Element(DataType.I, np.int32, sentinel=0x5A5A5A5A),
 }
-
-
 
 
 def _float8(dt: DataType, fmt: Float8Format) -> Element:
@@ -135,10 +141,9 @@ def _float8(dt: DataType, fmt: Float8Format) -> Element:
 
 # (8-bit type, encoding) -> element
 FLOAT8_ELEMENTS: Mapping[tuple[DataType, str], Element] = {
-    (dt, encoding): _float8(dt, fmt) for (encoding, name), fmt in FORMATS.items()
-    for dt in (DataType.F8, DataType.B8) if name == {DataType.F8: "fp8", DataType.B8: "bf8"}[dt]
+    (dt, encoding): _float8(dt, FORMATS[(encoding, str(dt.isa_format))])
+    for dt in DataType if dt.is_8bit_float and dt.operand_types == (dt, dt) for encoding in ENCODINGS
 }
-_MIXED = {DataType.F8B8: (DataType.F8, DataType.B8), DataType.B8F8: (DataType.B8, DataType.F8)}
 
 
 def fp8_encoding(arch: str | None) -> str | None:
@@ -150,7 +155,7 @@ def fp8_encoding(arch: str | None) -> str | None:
 def element(dt: DataType, arch: str | None = None) -> Element | None:
     """The element description of `dt` (8-bit floats in `arch`'s encoding), or None when the verifier
     cannot handle that type (an 8-bit float without an architecture that has them)."""
-    if dt in (DataType.F8, DataType.B8):
+    if (dt, FNUZ) in FLOAT8_ELEMENTS:
         encoding = fp8_encoding(arch)
         return FLOAT8_ELEMENTS[(dt, encoding)] if encoding else None
     return ELEMENTS.get(dt)
@@ -158,6 +163,4 @@ def element(dt: DataType, arch: str | None = None) -> Element | None:
 
 def operand_types(pt: ProblemType) -> tuple[DataType, DataType]:
     """The element types of A and B as stored: a mixed 8-bit DataType (F8B8, B8F8) names both."""
-    a = _MIXED[pt.a_type][0] if pt.a_type in _MIXED else pt.a_type
-    b = _MIXED[pt.b_type][1] if pt.b_type in _MIXED else pt.b_type
-    return a, b
+    return pt.a_type.operand_types[0], pt.b_type.operand_types[1]

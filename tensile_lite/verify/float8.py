@@ -8,7 +8,11 @@ exponent and mantissa bits and the exponent bias, plus which codes are NaN or in
 The same mnemonics mean one encoding or the other by target, so the verifier picks the format from
 the library's architecture (`for_target`). It is kept apart from the emulator's codec
 (emu/numeric.py) on purpose: a reference built with the emulator's own conversions could not catch
-their bugs. Encoding is only defined for values the format holds
+their bugs. Who owns what: the field layout (exponent and mantissa widths, bias) is the definition of
+the format and comes from the element-type registry (model/elements.py), as the emulator's does; the
+decoding of codes into values (subnormals, which codes are NaN or infinite) and so the largest finite
+value are worked out here on their own, and tests hold them to the registry's stated facts (240, 448,
+57344) and to the emulator's codec, code by code. Encoding is only defined for values the format holds
 exactly (the verifier quantises first, elements.py); anything else is a programming error.
 """
 
@@ -19,7 +23,7 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
-FNUZ, OCP = "fnuz", "ocp"
+from tensile_lite.model.elements import FLOAT8, FNUZ, OCP
 
 
 @attrs.frozen(slots=True)
@@ -94,9 +98,10 @@ class Float8Format:
         return codes
 
 
+# the verifier's fill code per (encoding, format): a NaN no conversion produces (see `sentinel`)
+_SENTINELS: Mapping[tuple[str, str], int] = {(FNUZ, "fp8"): 0x80, (FNUZ, "bf8"): 0x80,
+                                             (OCP, "fp8"): 0xFF, (OCP, "bf8"): 0xFD}
 FORMATS: Mapping[tuple[str, str], Float8Format] = {
-    (FNUZ, "fp8"): Float8Format("fp8", FNUZ, 4, 3, 8, 0x80),
-    (FNUZ, "bf8"): Float8Format("bf8", FNUZ, 5, 2, 16, 0x80),
-    (OCP, "fp8"): Float8Format("fp8", OCP, 4, 3, 7, 0xFF),
-    (OCP, "bf8"): Float8Format("bf8", OCP, 5, 2, 15, 0xFD),
+    key: Float8Format(spec.format, spec.encoding, spec.exponent_bits, spec.mantissa_bits, spec.bias, _SENTINELS[key])
+    for key, spec in FLOAT8.items()
 }

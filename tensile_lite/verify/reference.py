@@ -47,10 +47,17 @@ from tensile_lite.verify.epilogue import INTEGER_COMPUTE, Epilogue
 from tensile_lite.verify.errors import NotVerifiable
 from tensile_lite.verify.tensors import Tensor
 
-_COMPUTE_ROUNDOFF = {DataType.S: 2.0 ** -24, DataType.D: 2.0 ** -53, DataType.H: 2.0 ** -11}
+
+def _unit_roundoff(dt: DataType) -> float:
+    """Relative error of one rounding to float type dt (its significand bits from the registry)."""
+    return 2.0 ** -(dt.info.mantissa_bits + 1)
+
+
+# the compute types the verifier has a tolerance for
+_COMPUTE_ROUNDOFF = {dt: _unit_roundoff(dt) for dt in (DataType.S, DataType.D, DataType.H)}
 # Relative error of each MFMA input by F32XdlMathOp: exact f32, or xf32 (f32 rounded to nearest even
 # at 11 significant bits, spec/matrix_instructions.md §2.2).
-_INPUT_ROUNDOFF = {DataType.S: 0.0, DataType.X: 2.0 ** -11}
+_INPUT_ROUNDOFF = {DataType.S: 0.0, DataType.X: _unit_roundoff(DataType.X)}
 
 
 @attrs.frozen(slots=True)

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from tensile_lite.emu import Emulator
+from tensile_lite.targets import TARGETS
+from tensile_lite.verify.float8 import FORMATS
 from tests.emu.conftest import ALL_ARCHS, require_arch
 from tests.emu.kernels import build
 from tests.emu.lanes import Case, as_u32, f32, lane_kernel, run_lanes
@@ -219,27 +221,10 @@ FLOAT_CASES = [
          lambda a, b, c, x, y: _fp8_pack_hi(a, b, c), archs=("gfx942", "gfx950", "gfx1201")),
 ]
 
-FP8_KIND = {"gfx942": "fnuz", "gfx950": "ocp", "gfx1201": "ocp"}
-
-
 def _fp8_decode(kind: str, fmt: str, codes) -> np.ndarray:
-    """Decode by the format definition (matrix_instructions.md §6.1); returns f32 bits."""
+    """Decode with the verifier's codec (written apart from the emulator's); returns f32 bits."""
     codes = np.asarray(codes, dtype=U) & U(0xFF)
-    e_bits, m_bits = (4, 3) if fmt == "fp8" else (5, 2)
-    bias = {("fnuz", "fp8"): 8, ("fnuz", "bf8"): 16, ("ocp", "fp8"): 7, ("ocp", "bf8"): 15}[(kind, fmt)]
-    out = []
-    for code in codes.tolist():
-        s, e, m = code >> 7, (code >> m_bits) & ((1 << e_bits) - 1), code & ((1 << m_bits) - 1)
-        if kind == "fnuz" and code == 0x80:
-            v = np.nan
-        elif kind == "ocp" and fmt == "bf8" and e == 31:
-            v = np.inf if m == 0 else np.nan
-        elif kind == "ocp" and fmt == "fp8" and e == 15 and m == 7:
-            v = np.nan
-        else:
-            v = (m / 2**m_bits) * 2.0 ** (1 - bias) if e == 0 else (1 + m / 2**m_bits) * 2.0 ** (e - bias)
-        out.append(-v if s else v)
-    return np.array(out, dtype=np.float32).view(U)
+    return FORMATS[(kind, fmt)].decode(codes).astype(np.float32).view(U)
 
 
 def _fp8_encode(kind: str, x: np.ndarray) -> np.ndarray:
@@ -269,7 +254,7 @@ def _fp8_encode(kind: str, x: np.ndarray) -> np.ndarray:
 
 def _fp8_pack_hi(a, b, c):
     scale = np.float32(np.array(0x3C23D70A, dtype=U).view(np.float32))
-    kind = "fnuz" if _CURRENT_ARCH[0] == "gfx942" else "ocp"
+    kind = str(TARGETS[_CURRENT_ARCH[0]].fp8)
     lo = _fp8_encode(kind, f32(a) * scale)
     hi = _fp8_encode(kind, f32(b) * scale)
     return (c & U(0xFFFF)) | (lo << U(16)) | (hi << U(24))

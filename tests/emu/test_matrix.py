@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError
+from tensile_lite.targets import TARGETS
+from tensile_lite.verify.float8 import FORMATS
 from tests.emu.kernels import KernelSpec, dialect, emulators_per_arch, ptr
 
 U = np.uint32
@@ -108,24 +110,10 @@ GFX1201 = [
     Mi("v_wmma_f32_16x16x16_bf8_bf8", "bf8", "bf8", 16, 16, 1, 2, 8),
 ]
 TABLE = {"gfx90a": GFX90A, "gfx942": GFX942, "gfx950": GFX950, "gfx1100": GFX1100, "gfx1201": GFX1201}
-FP8_KIND = {"gfx942": "fnuz", "gfx950": "ocp", "gfx1201": "ocp"}
 
 
 # ---------------------------------------------------------------------------------------------
-# Element encodings, written independently of the emulator.
-
-def _fp8_codes(kind: str, fmt: str) -> dict[float, int]:
-    e_bits, m_bits = (4, 3) if fmt == "fp8" else (5, 2)
-    bias = {("fnuz", "fp8"): 8, ("fnuz", "bf8"): 16, ("ocp", "fp8"): 7, ("ocp", "bf8"): 15}[(kind, fmt)]
-    codes: dict[float, int] = {}
-    for code in range(256):
-        s, e, m = code >> 7, (code >> m_bits) & ((1 << e_bits) - 1), code & ((1 << m_bits) - 1)
-        if e == (1 << e_bits) - 1 and (kind == "ocp"):
-            continue  # OCP infinities / NaNs (and E4M3 0x7F/0xFF); the top binade is not needed here
-        mag = (m / 2**m_bits) * 2.0 ** (1 - bias) if e == 0 else (1 + m / 2**m_bits) * 2.0 ** (e - bias)
-        codes.setdefault(-mag if s else mag, code)
-    return codes
-
+# Element encodings, independent of the emulator's.
 
 def _encode(values: np.ndarray, t: str, arch: str) -> np.ndarray:
     """Values -> little-endian element bits (uint8/uint16/uint32/uint64 array of the same shape)."""
@@ -140,8 +128,8 @@ def _encode(values: np.ndarray, t: str, arch: str) -> np.ndarray:
         return v.view(np.uint64)
     if t in ("i8", "iu8"):
         return v.astype(np.int64).astype(np.uint8)
-    table = _fp8_codes(FP8_KIND[arch], t)
-    return np.vectorize(lambda x: table[float(x)], otypes=[np.uint8])(v)
+    # the verifier's codec, written apart from the emulator's, in the target's encoding
+    return FORMATS[(str(TARGETS[arch].fp8), t)].encode(v)
 
 
 _BYTES = {"f16": 2, "bf16": 2, "f32": 4, "xf32": 4, "f64": 8, "i8": 1, "iu8": 1, "fp8": 1, "bf8": 1}

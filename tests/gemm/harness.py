@@ -219,8 +219,7 @@ def fp8_encoding(sol: Solution) -> str:
 
 def operand_types(pt: ProblemType) -> tuple[DataType, DataType]:
     """A's and B's element types (the mixed 8-bit DataTypes name both)."""
-    split = {DataType.F8B8: (DataType.F8, DataType.B8), DataType.B8F8: (DataType.B8, DataType.F8)}
-    return split.get(pt.a_type, (pt.a_type, pt.b_type))
+    return pt.a_type.operand_types[0], pt.b_type.operand_types[1]
 
 
 def _prepare(pt: ProblemType, mem: DeviceMemory, problem: GemmProblem, alpha: float, beta: float,

@@ -3,8 +3,8 @@ f32/f16/bf16, and f16 mixed with an fp8/bf8 operand (HF8, F8H, ...) that the ker
 before the f16 MFMAs, on gfx94x (FNUZ encodings) and gfx950 (OCP encodings); plus gfx940/gfx941,
 which assemble with an older LLVM than the default toolchain.
 
-The inputs are quantised with tests/gemm/fp8_model.py (a model of the encodings independent of the
-emulator's) and their padding holds each encoding's NaN, so a kernel reading outside the problem
+The inputs are quantised with the verifier's codec (verify/float8.py, written independently of the
+emulator's; tests/gemm/bits.py) and their padding holds each encoding's NaN, so a kernel reading outside the problem
 fails. The default run covers each type family once per encoding; `-m slow` runs the full matrix
 and every dev-set kernel of these types.
 """
@@ -26,10 +26,13 @@ from tensile_lite.asm.operands import sgpr, vgpr
 from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.emu import Emulator
 from tensile_lite.model import DataType, Params, ProblemType, Solution
+from tensile_lite.model.elements import float8_spec
+from tensile_lite.verify.float8 import FORMATS
 from tests.emu.conftest import require_arch
 from tests.emu.kernels import build
 from tests.emu.lanes import Case, lane_kernel, run_lanes
-from tests.gemm import fp8_model, harness
+from tests.gemm import harness
+from tests.gemm.bits import f8_saturating
 from tests.gemm.conftest import arch_toolchain
 from tests.gemm.devset import supported_kernels
 from tests.gemm.epilogue_ref import Epilogue
@@ -114,13 +117,13 @@ def test_widening_every_code(arch: str, encoding: str, fmt: str, toolchain: Tool
     out = run_lanes(Emulator(co, toolchain=toolchain), "widen", 2, packed, zeros, zeros)
     halves = np.stack([out[0] & 0xFFFF, out[0] >> 16, out[1] & 0xFFFF, out[1] >> 16], axis=1)
     got = halves.astype(np.uint16).view(np.float16).astype(np.float64).reshape(-1)
-    want = fp8_model.table(encoding, fmt)
+    want = FORMATS[(encoding, fmt)].values
     same = (got == want) & (np.signbit(got) == np.signbit(want)) | (np.isnan(got) & np.isnan(want))
     assert same.all(), [(hex(c), got[c], want[c]) for c in np.flatnonzero(~same)[:8]]
-    # the edges the docstring names are what the model says they are
+    # the edges the docstring names are what the oracle and the registry say they are
     assert np.isnan(want[0x80]) == (encoding == "fnuz")
-    assert fp8_model.max_finite(encoding, fmt) == {("fnuz", "fp8"): 240, ("ocp", "fp8"): 448}.get(
-        (encoding, fmt), 57344)
+    assert FORMATS[(encoding, fmt)].max_finite == float8_spec(fmt, encoding).max_finite == {
+        ("fnuz", "fp8"): 240, ("ocp", "fp8"): 448}.get((encoding, fmt), 57344)
     assert np.isinf(want[0x7C]) == (encoding == "ocp" and fmt == "bf8")
 
 
@@ -153,10 +156,11 @@ def test_output_conversion_edges(arch: str, encoding: str, dt: DataType, toolcha
     (240 / 448 fp8, 57344 bf8), ties round to even, NaN and infinities go to the encoding's NaN (FNUZ
     0x80, OCP E4M3 0x7F/0xFF) or infinity (OCP E5M2), subnormals and signed zeros are exact."""
     require_arch(toolchain, arch)
-    fmt = "fp8" if dt is DataType.F8 else "bf8"
+    fmt = str(dt.isa_format)
     co = build(toolchain, tmp_path, arch, [lane_kernel(arch, "narrow", [_saturate_case(arch, dt)])])
-    top = fp8_model.max_finite(encoding, fmt)
-    codes = fp8_model.table(encoding, fmt)
+    oracle = FORMATS[(encoding, fmt)]
+    top = oracle.max_finite
+    codes = oracle.values
     finite = codes[np.isfinite(codes)]
     tiny = np.min(np.abs(finite[finite != 0]))
     values = np.array([np.nan, np.inf, -np.inf, top, -top, top * 1.01, -top * 1.01, top * 4, 3.0e38, -3.0e38,
@@ -166,22 +170,11 @@ def test_output_conversion_edges(arch: str, encoding: str, dt: DataType, toolcha
     lanes[:len(values)] = values
     zeros = np.zeros(64, np.uint32)
     got = run_lanes(Emulator(co, toolchain=toolchain), "narrow", 1, lanes.view(np.uint32), zeros, zeros)[0]
-    want = fp8_model.encode_saturating(lanes.astype(np.float64), encoding, fmt)
+    want = f8_saturating(lanes.astype(np.float64), dt, encoding)
     # any NaN code stands for NaN (which one OCP E5M2 hardware picks is not documented)
-    nan = np.isnan(fp8_model.decode(got.astype(np.uint8), encoding, fmt)) & np.isnan(codes[want])
+    nan = np.isnan(oracle.decode(got.astype(np.uint8))) & np.isnan(codes[want])
     bad = np.flatnonzero((got.astype(np.uint8) != want) & ~nan)
     assert not bad.size, [(float(lanes[i]), hex(int(got[i])), hex(int(want[i]))) for i in bad[:8]]
-
-
-def test_model_round_trip() -> None:
-    """The test model's quantiser is the inverse of its decoder on every finite code (ties: even)."""
-    for encoding, fmt in fp8_model.LAYOUT:
-        values = fp8_model.table(encoding, fmt)
-        finite = np.flatnonzero(np.isfinite(values) & ~((values == 0) & (np.arange(256) >= 0x80)))
-        assert (fp8_model.encode(values[finite], encoding, fmt) == finite).all()
-        # halfway between 1 and the next code rounds to 1 (even mantissa)
-        step = values[fp8_model.encode(np.array([1.0]), encoding, fmt)[0] + 1] - 1.0
-        assert fp8_model.decode(fp8_model.encode(np.array([1.0 + step / 2]), encoding, fmt), encoding, fmt)[0] == 1.0
 
 
 # ---- hand-made kernels ---------------------------------------------------------------------------

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from tensile_lite.asm.gemm import GemmProblem, postgsu
+from tensile_lite.emu.numeric import FP8_FORMATS
 from tensile_lite.library.solution_entry import solution_entry
 from tensile_lite.model import DataType, Params, ProblemType, Solution
+from tensile_lite.model.elements import float8_spec
 from tensile_lite.verify import compare, contract, conversion, epilogue, launch
 from tensile_lite.verify.elements import ELEMENTS, FLOAT8_ELEMENTS, element, operand_types
 from tensile_lite.verify.errors import NotVerifiable
@@ -21,9 +23,6 @@ from tensile_lite.verify.reference import check_types, expected
 from tensile_lite.verify.runtime_view import runtime_solution
 from tensile_lite.verify.splitk import POISON
 from tensile_lite.verify.tensors import make_tensor, read_back
-from tests.gemm import fp8_model
-
-FORMAT_NAMES = {DataType.F8: "fp8", DataType.B8: "bf8"}
 
 
 def _pt(data: str, dest: str, compute: str = "S", **extra: Any) -> ProblemType:
@@ -49,24 +48,27 @@ def _entry(sol: Solution) -> dict[str, Any]:
 # ---- 8-bit floats -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("encoding", ["fnuz", "ocp"])
 @pytest.mark.parametrize("dt", [DataType.F8, DataType.B8])
-def test_float8_elements_match_an_independent_model(encoding: str, dt: DataType) -> None:
-    """Every code decodes as tests/gemm/fp8_model does; quantising (RNE, saturating) gives the model's
-    saturating conversion; representable values round-trip through their bits; the sentinel is a NaN."""
+def test_float8_elements_match_the_emulator_codec(encoding: str, dt: DataType) -> None:
+    """The verifier's codec and the emulator's (two implementations written apart, sharing only the
+    registry's field layout) agree: every code decodes alike, the largest finite value is the
+    registry's, and quantising (RNE, saturating) gives the instruction's saturating conversion;
+    representable values round-trip through their bits; the sentinel is a NaN."""
     el = FLOAT8_ELEMENTS[(dt, encoding)]
-    fmt = FORMAT_NAMES[dt]
+    fmt = str(dt.isa_format)
+    hw = FP8_FORMATS[encoding][0 if dt is DataType.F8 else 1]
     codes = np.arange(256, dtype=np.uint8)
-    assert np.array_equal(el.from_bits(codes), fp8_model.decode(codes, encoding, fmt), equal_nan=True)
-    assert el.max_value == fp8_model.max_finite(encoding, fmt)
+    values = hw.decode(codes).astype(np.float64)
+    assert np.array_equal(el.from_bits(codes), values, equal_nan=True)
+    assert el.max_value == hw.max_value == float8_spec(fmt, encoding).max_finite
     top = el.max_value
     x = np.concatenate([np.random.default_rng(3).uniform(-1.5 * top, 1.5 * top, 20000),
-                        np.random.default_rng(4).normal(scale=0.05, size=20000),
-                        fp8_model.decode(codes, encoding, fmt)[np.isfinite(fp8_model.decode(codes, encoding, fmt))]])
+                        np.random.default_rng(4).normal(scale=0.05, size=20000), values[np.isfinite(values)]])
     # the midpoints between neighbouring codes: ties go to the even code
     finite = np.unique(el.float8.values[np.isfinite(el.float8.values)])
-    x = np.concatenate([x, (finite[1:] + finite[:-1]) / 2])
+    # f32 values, as the instruction reads (the midpoints are exact in f32)
+    x = np.concatenate([x, (finite[1:] + finite[:-1]) / 2]).astype(np.float32).astype(np.float64)
     rounded = el.round(x)
-    model = fp8_model.decode(fp8_model.encode_saturating(x, encoding, fmt), encoding, fmt)
-    assert np.array_equal(rounded, model)
+    assert np.array_equal(rounded, hw.decode(hw.encode(x, saturate=True)).astype(np.float64))
     assert np.array_equal(el.from_bits(el.to_bits(rounded)), rounded)
     assert np.isnan(el.from_bits(np.array([el.sentinel])))[0]
     # OCP keeps -0, FNUZ has none (0x80 is its NaN)

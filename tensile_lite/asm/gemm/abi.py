@@ -20,11 +20,6 @@ from tensile_lite.errors import BuildError
 from tensile_lite.model import DataType, ProblemType, Solution
 from tensile_lite.model.kernel_key import splits_into_workspace
 
-# Metadata value types of the element types a v1 kernel touches.
-VALUE_TYPES: Mapping[DataType, str] = {
-    DataType.H: "f16", DataType.B: "bf16", DataType.S: "f32", DataType.D: "f64", DataType.I: "i32",
-    DataType.I8: "i8",
-}
 HEADER_BYTES = 16
 ARG_TYPE_INLINE = 0  # argType 0: the arguments follow the header in the kernarg segment
 
@@ -34,7 +29,7 @@ def scalar_type(dt: DataType) -> str:
     if dt is DataType.H:
         return "pkf16"
     if dt in (DataType.S, DataType.D, DataType.I):
-        return VALUE_TYPES[dt]
+        return dt.value_type
     raise BuildError(f"alpha/beta of compute type {dt.letter} are not supported")
 
 
@@ -60,16 +55,17 @@ def _stride_names(tensor: str, rank: int) -> list[str]:
 
 def _activation_value_type(dt: DataType) -> str:
     # f16 activation arguments are declared as one packed dword (spec §7 #4: the host sends 2 bytes)
-    types = {DataType.S: "f32", DataType.D: "f64", DataType.I: "i32", DataType.H: "pkf16"}
-    if dt not in types:
-        raise BuildError(f"activation arguments of compute type {dt.letter} are not supported")
-    return types[dt]
+    if dt is DataType.H:
+        return "pkf16"
+    if dt in (DataType.S, DataType.D, DataType.I):
+        return dt.value_type
+    raise BuildError(f"activation arguments of compute type {dt.letter} are not supported")
 
 
 def epilogue_arguments(pt: ProblemType, *, activation_fused: bool = True) -> list[KernelArgument]:
     """The arguments after alpha/beta, in the runtime's order (kernel_anatomy.md §1.5 items 1-8)."""
     feat = epilogue_features(pt)
-    compute = VALUE_TYPES.get(pt.compute_type, "struct")
+    compute = pt.compute_type.value_type
     args: list[KernelArgument] = []
     if feat.scale_ab:
         args += [KernelArgument.pointer("AddressScaleA", compute), KernelArgument.pointer("AddressScaleB", compute)]
@@ -116,7 +112,7 @@ def kernel_arguments(pt: ProblemType, *, activation_fused: bool = True,
     args += [KernelArgument.value(f"SizesFree{i}", "u32") for i in range(pt.num_indices_c)]
     args += [KernelArgument.value(f"SizesSum{i}", "u32") for i in range(len(pt.indices_summation))]
     for name, dt in (("D", pt.dest_type), ("C", pt.dest_type), ("A", pt.a_type), ("B", pt.b_type)):
-        args.append(KernelArgument.pointer(name, VALUE_TYPES.get(dt, "struct")))
+        args.append(KernelArgument.pointer(name, dt.value_type))
     for tensor, rank in (("D", pt.num_indices_c), ("C", pt.num_indices_c),
                          ("A", len(pt.index_assignments_a)), ("B", len(pt.index_assignments_b))):
         args += [KernelArgument.value(n, "u32") for n in _stride_names(tensor, rank)]
@@ -126,7 +122,7 @@ def kernel_arguments(pt: ProblemType, *, activation_fused: bool = True,
         args.append(KernelArgument.value("beta", scalar))
     args += epilogue_arguments(pt, activation_fused=activation_fused)
     if split_k:
-        args += [KernelArgument.pointer("dstD", VALUE_TYPES.get(pt.dest_type, "struct")),
+        args += [KernelArgument.pointer("dstD", pt.dest_type.value_type),
                  KernelArgument.pointer("Synchronizer", "f32"), KernelArgument.value("GSUSync", "u32")]
     return tuple(args)
 

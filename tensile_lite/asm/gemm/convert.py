@@ -9,17 +9,16 @@ f32 -> f16 pack (round toward zero) never rounds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.hazards import valu_mask_wait
-from tensile_lite.asm.gemm.plan import OperandPlan, Unsupported
+from tensile_lite.asm.gemm.plan import CONVERSIONS, OperandPlan, Unsupported
 from tensile_lite.asm.modifiers import Sel
 from tensile_lite.asm.operands import Reg
 from tensile_lite.model import DataType
+from tensile_lite.model.elements import float8_spec
 
 # (memory format, MFMA format) -> the instruction that widens two 8-bit values to two f32
-_TO_F32 = {("fp8", "f16"): "v_cvt_pk_f32_fp8", ("bf8", "f16"): "v_cvt_pk_f32_bf8"}
+_TO_F32 = {(mem, mfma): f"v_cvt_pk_f32_{mem}" for mem, mfma in CONVERSIONS if mfma == "f16"}
 
 
 def convert_load(e: Emitter, op: OperandPlan, regs: Reg) -> None:
@@ -48,10 +47,6 @@ def convert_load(e: Emitter, op: OperandPlan, regs: Reg) -> None:
 
 # ---- the epilogue's 8-bit float outputs and C values (epilogue_semantics.md §3.3) -------------------
 
-F8_FORMATS: Mapping[DataType, str] = {DataType.F8: "fp8", DataType.B8: "bf8"}
-# Largest finite value per (encoding, format): finite results saturate to it before the conversion
-F8_MAX: Mapping[tuple[str, str], float] = {("fnuz", "fp8"): 240.0, ("ocp", "fp8"): 448.0,
-                                           ("fnuz", "bf8"): 57344.0, ("ocp", "bf8"): 57344.0}
 # v_cmp_class mask of NaN and both infinities: those reach the conversion unclamped
 CLASS_NAN_INF = 0x207
 
@@ -64,7 +59,7 @@ def f8_to_f32(e: Emitter, reg: Reg, byte: int, dt: DataType) -> Reg:
     if byte:
         e(isa.v_lshrrev_b32(v[4], 8 * byte, reg))
         src = v[4]
-    e(isa.op(f"v_cvt_pk_f32_{F8_FORMATS[dt]}")(v[2:4], src))
+    e(isa.op(f"v_cvt_pk_f32_{dt.isa_format}")(v[2:4], src))
     return v[2]
 
 
@@ -73,7 +68,8 @@ def saturate_f8(e: Emitter, val: Reg, tmp: Reg, class_mask: Reg, dt: DataType) -
     order: the conversion itself then maps those per encoding)."""
     isa = e.isa
     vcc = e.plan.arch.vcc
-    top = F8_MAX[(str(e.plan.arch.fp8_format), F8_FORMATS[dt])]
+    # finite results saturate to the largest finite value of the target's encoding
+    top = float8_spec(str(dt.isa_format), str(e.plan.arch.fp8_format)).max_finite
     e(isa.v_max_f32(tmp, -top, val), isa.v_min_f32(tmp, top, tmp))
     e(isa.v_cmp_class_f32(vcc, val, class_mask))
     wait = valu_mask_wait(e.plan.arch)
@@ -84,7 +80,7 @@ def saturate_f8(e: Emitter, val: Reg, tmp: Reg, class_mask: Reg, dt: DataType) -
 
 def pack_f8(e: Emitter, dst: Reg, lo: Reg, hi: Reg, word: int, dt: DataType) -> None:
     """Word `word` of dst = the 8-bit codes of lo and hi (round to nearest even); the other word kept."""
-    e(e.isa.op(f"v_cvt_pk_{F8_FORMATS[dt]}_f32")(dst, lo, hi, mods=Sel(op_sel=(0, 0, word)) if word else None))
+    e(e.isa.op(f"v_cvt_pk_{dt.isa_format}_f32")(dst, lo, hi, mods=Sel(op_sel=(0, 0, word)) if word else None))
 
 
 def bf16_round(e: Emitter, val: Reg, tmp: Reg, k7fff: Reg, nan: Reg) -> None:

@@ -30,7 +30,6 @@ from tensile_lite.asm.arith import udiv_const
 from tensile_lite.asm.gemm import activation, amax, e_output, integer, lsu, splitk
 from tensile_lite.asm.gemm.convert import (
     CLASS_NAN_INF,
-    F8_FORMATS,
     bf16_round,
     f8_to_f32,
     pack_f8,
@@ -133,7 +132,7 @@ def _c_to_f32(e: Emitter, dst: Reg, c: Reg, half: int) -> Reg:
     isa, dt = e.isa, e.plan.dest_type
     if dt is DataType.S:
         return c
-    if dt in F8_FORMATS:
+    if dt.is_8bit_float:
         return f8_to_f32(e, c, half, dt)   # `half` is the byte here
     if dt is DataType.H:
         if half:
@@ -289,7 +288,7 @@ def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
         for i in range(cd // 2):
             e(isa.v_pack_b32_f16(w.c[i], w.values[2 * i], w.values[2 * i + 1]))
         out = w.c
-    elif dt in F8_FORMATS:
+    elif dt.is_8bit_float:
         for i in range(cd):
             saturate_f8(e, w.values[i], w.t, r.stmp[6], dt)
         for i in range(cd // 2):
@@ -359,7 +358,7 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
         elif dt is DataType.B:
             bf16_round(e, val, w.t, t[6], w.nan)
             store = isa.buffer_store_short_d16_hi
-        elif dt in F8_FORMATS:
+        elif dt.is_8bit_float:
             saturate_f8(e, val, w.t, t[6], dt)
             pack_f8(e, val, val, val, 0, dt)
             store = isa.buffer_store_byte
@@ -404,7 +403,7 @@ def epilogue(e: Emitter) -> None:
     if DataType.B in (plan.dest_type, plan.e_type if plan.epilogue.use_e else None):
         # constants of the bf16 rounding (of D or E), for every variant
         e(isa.s_movk_i32(r.stmp[6], 0x7FFF), isa.v_mov_b32(w.nan, BF16_NAN))
-    elif plan.dest_type in F8_FORMATS:
+    elif plan.dest_type.is_8bit_float:
         e(isa.s_movk_i32(r.stmp[6], CLASS_NAN_INF))
     end = e.new_label("AmaxD") if plan.epilogue.amax_d else None
     if end is not None:

@@ -17,8 +17,6 @@ written to LDS.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import attrs
 
 from tensile_lite.asm.arch import Arch, get_arch
@@ -35,17 +33,10 @@ from tensile_lite.asm.gemm.grouped import record_bytes, user_argument_offsets
 from tensile_lite.asm.gemm.lanes import LaneLayout, lane_layout
 from tensile_lite.asm.matrix import MatrixInstruction
 from tensile_lite.model import DataType, Solution
+from tensile_lite.model.elements import format_bytes
 
-# MFMA input type names of the element types the writer reads.
-MFMA_INPUT: Mapping[DataType, str] = {DataType.H: "f16", DataType.B: "bf16", DataType.S: "f32",
-                                      DataType.F8: "fp8", DataType.B8: "bf8", DataType.I8: "i8"}
-# The 8-bit float pairs: (A's format, B's format)
-_F8_PAIRS: Mapping[DataType, tuple[DataType, DataType]] = {
-    DataType.F8: (DataType.F8, DataType.F8), DataType.B8: (DataType.B8, DataType.B8),
-    DataType.F8B8: (DataType.F8, DataType.B8), DataType.B8F8: (DataType.B8, DataType.F8)}
-# memory format -> MFMA input format the writer converts it to (after the global read)
+# memory format -> MFMA input format the writer converts it to (after the global read; convert.py)
 CONVERSIONS: frozenset[tuple[str, str]] = frozenset({("fp8", "f16"), ("bf8", "f16")})
-_FORMAT_BYTES: Mapping[str, int] = {"f16": 2, "bf16": 2, "f32": 4, "fp8": 1, "bf8": 1, "i8": 1}
 SINGLE_KERNEL = "single_kernel"
 MULTIPLE_BUFFER = "multiple_buffer"
 # The largest buffer_load / ds_write the writer uses, in bytes.
@@ -274,21 +265,22 @@ def _element_formats(sol: Solution, arch: Arch) -> tuple[tuple[DataType, str, st
     pt = sol.problem_type
     dt = pt.data_type
     label = f"dtype:{pt.a_type.letter}{pt.b_type.letter}" if pt.a_type is not pt.b_type else f"dtype:{dt.letter}"
-    pair = _F8_PAIRS.get(dt)
+    # an 8-bit float DataType is the MFMA's input format(s) itself: F8B8 names A fp8 and B bf8
+    pair = dt.operand_types if dt.is_8bit_float else None
     if pair is not None:
         if pt.a_type is not dt or pt.b_type is not dt:
             raise Unsupported(f"{label}/{dt.letter}", "8-bit MFMA inputs converted from other types")
         mem = pair
-    elif dt in MFMA_INPUT:
+    elif dt.info.matrix_input:
         mem = (pt.a_type, pt.b_type)
     else:
         raise Unsupported(f"dtype:{dt.letter}")
     out = []
     for t in mem:
-        if t not in MFMA_INPUT:
+        fmt = t.isa_format
+        if fmt is None or not t.info.matrix_input:
             raise Unsupported(label, f"{t.letter} operands are not read")
-        fmt = MFMA_INPUT[t]
-        mfma_fmt = fmt if pair is not None else MFMA_INPUT[dt]
+        mfma_fmt = fmt if pair is not None else str(dt.isa_format)
         if fmt != mfma_fmt and (fmt, mfma_fmt) not in CONVERSIONS:
             raise Unsupported(label, f"no conversion of {fmt} operands to {mfma_fmt}")
         if "fp8" in (fmt, mfma_fmt) or "bf8" in (fmt, mfma_fmt):
@@ -344,7 +336,7 @@ def build_plan(sol: Solution) -> GemmPlan:
              sol.mi_wave_group[1])), formats, strict=True):
         k_contiguous = not tlu
         bpe = mem_type.num_bytes
-        lds_bpe = bpe if mem_fmt == mfma_fmt else _FORMAT_BYTES[mfma_fmt]
+        lds_bpe = bpe if mem_fmt == mfma_fmt else format_bytes(mfma_fmt)
         vw, o_fastest, offsets = _global_mapping(name, k_contiguous, tile, depth_u, max(bpe, lds_bpe), grvw,
                                                  threads)
         unit = max(vw if k_contiguous else 1, k_per_lane)

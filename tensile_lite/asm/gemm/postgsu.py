@@ -40,7 +40,7 @@ import attrs
 from tensile_lite.asm.arch import Arch, get_arch
 from tensile_lite.asm.arith import udiv_vector
 from tensile_lite.asm.gemm import activation
-from tensile_lite.asm.gemm.abi import VALUE_TYPES, GemmProblem, scalar_bytes
+from tensile_lite.asm.gemm.abi import GemmProblem, scalar_bytes
 from tensile_lite.asm.gemm.convert import bf16_round
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.features import (
@@ -151,10 +151,10 @@ def arguments(pt: ProblemType) -> tuple[KernelArgument, ...]:
     """The per-GEMM arguments in the runtime's order (the whole argument list of a non-grouped kernel)."""
     feat = epilogue_features(pt)
     dims = pt.num_indices_c
-    dest = VALUE_TYPES[pt.dest_type]
+    dest = pt.dest_type.value_type
     args: list[KernelArgument] = []
     if feat.use_e:
-        args.append(KernelArgument.pointer("E", VALUE_TYPES[pt.e_type]))
+        args.append(KernelArgument.pointer("E", pt.e_type.value_type))
     args += [KernelArgument.pointer("D", dest), KernelArgument.pointer("WS", "f32"), KernelArgument.pointer("C", dest)]
     if feat.bias_read:
         args.append(KernelArgument.pointer("bias", "void"))

@@ -38,7 +38,9 @@ from tensile_lite.targets import TARGETS
 # The targets the writer builds for, with the wave size it builds (MFMA wave64 on CDNA, WMMA wave32
 # on RDNA, as hipBLASLt runs them); gfx940/941 assemble with an older LLVM (find_toolchain_for).
 _WAVE: Mapping[str, int] = MappingProxyType({g: t.wavefront_size for g, t in TARGETS.items() if t.gemm_writer})
-_F8_TYPES = (DataType.F8, DataType.B8, DataType.F8B8, DataType.B8F8)
+# The 8-bit float DataTypes (F8, B8 and the pairs F8B8, B8F8) and the single formats among them
+_F8_TYPES = tuple(dt for dt in DataType if dt.is_8bit_float)
+_F8_SINGLE = tuple(dt for dt in _F8_TYPES if dt.operand_types == (dt, dt))
 # (DataType, D type, compute type) the writer builds, A and B both of DataType: the v1 family, and
 # the 8-bit floats (gfx94x FNUZ, gfx950 OCP; fp8/bf8 MFMAs with f32 accumulation) to f32, f16,
 # bf16 or (saturated) fp8/bf8
@@ -46,15 +48,14 @@ TYPES: frozenset[tuple[DataType, DataType, DataType]] = frozenset({
     (DataType.H, DataType.H, DataType.S), (DataType.H, DataType.S, DataType.S),
     (DataType.B, DataType.B, DataType.S), (DataType.B, DataType.S, DataType.S),
     (DataType.S, DataType.S, DataType.S),
-    *((f8, dest, DataType.S) for f8 in _F8_TYPES
-      for dest in (DataType.S, DataType.H, DataType.B, DataType.F8, DataType.B8)),
+    *((f8, dest, DataType.S) for f8 in _F8_TYPES for dest in (DataType.S, DataType.H, DataType.B, *_F8_SINGLE)),
     # int8 inputs, i32 accumulation and epilogue, i32 or (saturated) int8 D
     (DataType.I8, DataType.I, DataType.I), (DataType.I8, DataType.I8, DataType.I),
 })
 # Mixed inputs (A type, B type, D type) with DataType H: the 8-bit operand is widened to f16
 # after the global read and multiplied by the f16 MFMAs (HF8 / F8H and their bf8 forms).
 MIXED_TYPES: frozenset[tuple[DataType, DataType, DataType]] = frozenset(
-    (*pair, dest) for f8 in (DataType.F8, DataType.B8) for pair in ((DataType.H, f8), (f8, DataType.H))
+    (*pair, dest) for f8 in _F8_SINGLE for pair in ((DataType.H, f8), (f8, DataType.H))
     for dest in (DataType.H, DataType.S))
 
 # Tuning parameters that must hold one value for the writer to build the solution: what the
