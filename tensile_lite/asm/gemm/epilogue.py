@@ -26,8 +26,10 @@ so their stores are dropped (and their C loads read 0).
 
 from __future__ import annotations
 
+import attrs
+
 from tensile_lite.asm.arith import udiv_const
-from tensile_lite.asm.gemm import activation, amax, e_output, integer, lsu, splitk
+from tensile_lite.asm.gemm import amax, e_output, integer, lsu, splitk
 from tensile_lite.asm.gemm.convert import (
     CLASS_NAN_INF,
     F8_FORMATS,
@@ -37,8 +39,11 @@ from tensile_lite.asm.gemm.convert import (
     saturate_f8,
 )
 from tensile_lite.asm.gemm.emit import Emitter
-from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, VectorRegion
-from tensile_lite.asm.gemm.vectors import prepare_scalars, scale_d, stage_vectors
+from tensile_lite.asm.gemm.epi import order as epi
+from tensile_lite.asm.gemm.epi.base import AFTER_C, BEFORE_C
+from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, EpilogueFeatures, VectorRegion
+from tensile_lite.asm.gemm.layout import COMMON_EPILOGUE_REGISTERS
+from tensile_lite.asm.gemm.vectors import prepare_scalars, stage_vectors
 from tensile_lite.asm.modifiers import DS, NO_CACHE, Buf, CachePolicy
 from tensile_lite.asm.operands import Label, Reg, Special
 from tensile_lite.model import DataType
@@ -47,7 +52,8 @@ BF16_NAN = 0x7FFF0000
 
 
 class _Regs:
-    """The epilogue's working registers, carved out of the map's epilogue block."""
+    """The epilogue's working registers, carved out of the map's epilogue block: the common ones, then
+    the active features' by name (epi/)."""
 
     def __init__(self, e: Emitter) -> None:
         cd = e.plan.mfma.cd_regs
@@ -64,17 +70,12 @@ class _Regs:
         self.addr_d = rest[2]
         self.t = rest[3]           # scratch (C conversion, bf16 rounding, activation)
         self.nan = rest[4]         # the bf16 NaN pattern
-        extra = 5
-        if e.plan.vectors:
-            self.lds_row = rest[5]  # LDS byte offset of the lane's first row in a staged vector
-            self.lds_col = rest[6]  # ... of its column
-            extra = 7
-        if e.plan.epilogue.amax_d:
-            self.amax = rest[extra]  # the lane's running max of |t| (OutputAmaxD)
-            extra += 1
-        if e.plan.epilogue.use_e:
-            self.off_e = rest[extra]       # the lane's byte offset into the E tile
-            self.addr_e = rest[extra + 1]  # ... plus the block column's (edge tiles)
+        names = epi.gemm_registers(e.plan.epilogue)
+        self.named = {name: rest[COMMON_EPILOGUE_REGISTERS + i] for i, name in enumerate(names)}
+
+    def __getitem__(self, name: str) -> Reg:
+        """A feature's register by the name it declared."""
+        return self.named[name]
 
 
 def _quads(e: Emitter) -> list[int]:
@@ -106,9 +107,9 @@ def _lane_coordinates(e: Emitter, w: _Regs) -> None:
         e(isa.v_add_u32(v[0], v[0], w.row))
         e.v_mul_const(off, v[0], bpe)
     if plan.vectors:
-        e(isa.v_lshlrev_b32(w.lds_row, 2, w.row), isa.v_lshlrev_b32(w.lds_col, 2, w.col))
+        e(isa.v_lshlrev_b32(w["lds_row"], 2, w.row), isa.v_lshlrev_b32(w["lds_col"], 2, w.col))
     if plan.epilogue.use_e:
-        e_output.lane_offset(e, w.off_e, w.row, w.col)
+        e_output.lane_offset(e, w["off_e"], w.row, w.col)
     # rows left below the lane's first row: M - tile0 - row (signed)
     t = r.stmp
     e(isa.s_sub_u32(t[0], r.arg("SizesFree0"), r.tile0))
@@ -195,55 +196,58 @@ def _apply_along(e: Emitter, w: _Regs, region: VectorRegion, dim: int, t0: int, 
         reads = {4: isa.ds_read_b128, 2: isa.ds_read_b64, 1: isa.ds_read_b32}
         for first, row, length in plan.lanes.row_runs:
             offset = region.lds_offset + (t0 * plan.mfma.m + row) * 4
-            e(reads[length](w.c[first:first + length], w.lds_row, mods=DS(offset=offset)))
+            e(reads[length](w.c[first:first + length], w["lds_row"], mods=DS(offset=offset)))
         e.wait(lgkmcnt=0)
         e(op(w.values[i], w.c[i], w.values[i]) for i in range(cd))
     else:
         offset = region.lds_offset + t1 * plan.mfma.n * 4
-        e(isa.ds_read_b32(w.c[0], w.lds_col, mods=DS(offset=offset)))
+        e(isa.ds_read_b32(w.c[0], w["lds_col"], mods=DS(offset=offset)))
         e.wait(lgkmcnt=0)
         e(op(w.values[i], w.c[0], w.values[i]) for i in range(cd))
 
 
+@attrs.frozen(slots=True)
+class Step:
+    """What an epilogue feature's GEMM step reads: the emitter, the working registers, the block
+    (t0, t1), on edge tiles each value's row and the lane's row limit (`guard`: elements outside
+    the problem are not stored to E and add nothing to amax), and the block column's soffset in E."""
+
+    e: Emitter
+    w: _Regs
+    t0: int
+    t1: int
+    guard: tuple[list[int], Reg] | None = None
+    soff_e: Reg | Special | int = 0
+
+    @property
+    def feat(self) -> EpilogueFeatures:
+        return self.e.plan.epilogue
+
+    @property
+    def values(self) -> list[Reg]:
+        return [self.w.values[i] for i in range(self.e.plan.mfma.cd_regs)]
+
+    def apply_vector(self, name: str, add: bool) -> None:
+        """values (op)= the staged vector `name` at each element's row or column (op: + or *)."""
+        for region in self.e.plan.vectors:
+            if region.name == name:
+                _apply_vector(self.e, self.w, region, self.t0, self.t1, add)
+
+
 def _before_c(e: Emitter, w: _Regs, t0: int, t1: int) -> None:
-    """alpha and the scale vectors (everything before beta * C)."""
+    """alpha and the features' steps before beta * C (the scale vectors)."""
     _alpha(e, w, e.plan.mfma.cd_regs)
-    for region in e.plan.vectors:
-        if region.name != "bias":
-            _apply_vector(e, w, region, t0, t1, add=False)
+    step = Step(e, w, t0, t1)
+    for f in epi.steps(e.plan.epilogue, BEFORE_C):
+        f.gemm_step(step)
 
 
 def _after_c(e: Emitter, w: _Regs, t0: int, t1: int, guard: tuple[list[int], Reg] | None = None,
              soff_e: Reg | Special | int = 0) -> None:
-    """bias, E, activation, amax and scaleD (everything after beta * C); `guard` (edge tiles): each
-    value's row and the lane's row limit, so elements outside the problem are not stored to E and
-    add nothing to amax; `soff_e`: the block column's soffset in E."""
-    plan, r = e.plan, e.r
-    feat = plan.epilogue
-    cd = plan.mfma.cd_regs
-    values = [w.values[i] for i in range(cd)]
-    for region in plan.vectors:
-        if region.name == "bias":
-            _apply_vector(e, w, region, t0, t1, add=True)
-    if feat.use_e:
-        def rnd(reg: Reg) -> None:
-            bf16_round(e, reg, w.t, r.stmp[6], w.nan)
-        if guard is None:
-            e_output.store_full(e, w.values[0:cd], w.c[0:cd], w.off_e, soff_e, t0, rnd)
-        else:
-            e_output.store_edge(e, w.values[0:cd], w.c[0:cd], w.addr_e, guard[0], guard[1], rnd)
-    if feat.activation != "none":
-        activation.apply(e, feat.activation, values, w.t, r.arg("activationType"), r.arg("activationAlpha"),
-                         r.arg("activationBeta"), integer=plan.integer)
-    if feat.amax_d:
-        if guard is None:
-            amax.update(e, w.amax, values, w.t)
-        else:
-            rows, limit = guard
-            for value, row in zip(values, rows, strict=True):
-                amax.update_guarded(e, w.amax, value, row, limit, w.t)
-    if feat.scale_cd:
-        e(e.isa.v_mul_f32(v, scale_d(e), v) for v in values)
+    """The features' steps after beta * C (bias, E, activation, amax, scaleD)."""
+    step = Step(e, w, t0, t1, guard, soff_e)
+    for f in epi.steps(e.plan.epilogue, AFTER_C):
+        f.gemm_step(step)
 
 
 def _store_mods(e: Emitter, offset: int) -> Buf:
@@ -331,7 +335,7 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
     # addresses of the block column
     columns = [(w.addr_d, w.off_d, soff_d), (w.addr_c, w.off_c, soff_c)]
     if plan.epilogue.use_e:
-        columns.append((w.addr_e, w.off_e, soff_e))
+        columns.append((w["addr_e"], w["off_e"], soff_e))
     for addr, off, soff in columns:
         if not isinstance(soff, Reg):
             e(isa.v_mov_b32(addr, off))
@@ -408,7 +412,7 @@ def epilogue(e: Emitter) -> None:
         e(isa.s_movk_i32(r.stmp[6], CLASS_NAN_INF))
     end = e.new_label("AmaxD") if plan.epilogue.amax_d else None
     if end is not None:
-        amax.start(e, w.amax)
+        amax.start(e, w["amax"])
     edge_label = e.new_label("EdgeTile")
     e(isa.s_cmp_lg_u32(r.edge, 0), isa.s_cbranch_scc1(edge_label))
     for edge in (False, True):
@@ -422,4 +426,4 @@ def epilogue(e: Emitter) -> None:
         _variant(e, w, edge, False, end)
     if end is not None:
         e.label(end)
-        amax.finish(e, w.amax)
+        amax.finish(e, w["amax"])

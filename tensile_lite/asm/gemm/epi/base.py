@@ -1,0 +1,111 @@
+"""What one epilogue feature declares, and the contexts its two users hand it.
+
+A feature is a frozen object that reads a problem type and says: whether it is active, why the
+writer cannot build it, which arguments it adds to the GEMM kernel and to the split-K conversion
+kernel (by role, resolved to metadata types by the argument list's owner), the part it adds to the
+conversion kernel's name, and the instructions it contributes at its place in the epilogue. The
+GEMM epilogue (epilogue.py) and the conversion kernel (postgsu.py) walk the same ordered list
+(epi/__init__.py), so a feature lands once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from tensile_lite.asm.gemm.features import EpilogueFeatures
+from tensile_lite.model import DataType, ProblemType
+
+if TYPE_CHECKING:
+    from tensile_lite.asm.gemm.epilogue import Step
+    from tensile_lite.asm.gemm.postgsu import ConversionStep
+
+# Where a feature's step runs relative to the two steps every epilogue has (alpha, beta * C).
+BEFORE_C = "before_c"
+AFTER_C = "after_c"
+
+# Value-type roles an argument may name instead of a metadata type (the argument list resolves them).
+COMPUTE = "compute"          # the compute type's value type
+ACTIVATION = "activation"    # the activation compute type's argument type
+E_TYPE = "e"                 # E's element type
+
+# Sections of the conversion kernel's argument list a feature may add to (runtime order,
+# ContractionSolution.cpp outputConversionCallArgs): before D; after C; after alpha and beta;
+# before the D strides; after the W/C strides; after the GSU.
+# The lane's LDS byte offsets of its first row and of its column in a staged vector (every feature
+# whose vector is staged in LDS reads them).
+VECTOR_REGISTERS = ("lds_row", "lds_col")
+
+CONV_LEAD, CONV_POINTERS, CONV_VALUES, CONV_STRIDES, CONV_AFTER_STRIDES, CONV_TAIL = range(6)
+
+
+@attrs.frozen(slots=True)
+class Arg:
+    """One declared argument: name, pointer or value, and a metadata type or a role above."""
+
+    name: str
+    pointer: bool
+    type: str
+
+
+def ptr(name: str, type_: str) -> Arg:
+    return Arg(name, True, type_)
+
+
+def val(name: str, type_: str) -> Arg:
+    return Arg(name, False, type_)
+
+
+@attrs.frozen(slots=True)
+class Feature:
+    """The defaults of a feature that contributes nothing; each feature overrides what it has.
+
+    `gemm_rank`, `conversion_rank` and `name_rank` place the feature's arguments and name part where
+    the runtime expects them (kernel_anatomy.md §1.5; outputConversionKernelName/CallArgs), which is
+    not the order the epilogue applies the features in."""
+
+    name: str = ""
+    stage: str = AFTER_C
+    # compute types whose epilogue this feature is built for (others: "epilogue compute type X")
+    compute_types: tuple[DataType, ...] = (DataType.S,)
+    gemm_rank: int = 0
+    conversion_rank: int = 0
+    name_rank: int = 0
+    # upstream's conversion kernel applies this before alpha (the GEMM kernel after)
+    before_alpha: bool = False
+    # where the feature's working VGPRs sit in the GEMM epilogue's block (after the common ones)
+    register_rank: int = 0
+
+    def active(self, feat: EpilogueFeatures) -> bool:
+        return False
+
+    def reasons(self, pt: ProblemType, feat: EpilogueFeatures, earlier: list[str]) -> list[str]:
+        """Why the writer cannot build this feature of `pt` (support.py's epilogue gate; `earlier`:
+        the reasons of the features before it, which some gates defer to)."""
+        return []
+
+    def problem_reasons(self, pt: ProblemType, feat: EpilogueFeatures) -> list[str]:
+        """Reasons the support gate lists with the problem type's own (after the epilogue's)."""
+        return []
+
+    def gemm_registers(self, feat: EpilogueFeatures) -> tuple[str, ...]:
+        """Names of the per-lane VGPRs the feature's GEMM step needs (features needing the same name
+        share one register)."""
+        return ()
+
+    def gemm_arguments(self, pt: ProblemType, feat: EpilogueFeatures, activation_fused: bool) -> tuple[Arg, ...]:
+        return ()
+
+    def conversion_arguments(self, pt: ProblemType, feat: EpilogueFeatures) -> dict[int, tuple[Arg, ...]]:
+        return {}
+
+    def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
+        return ""
+
+    def gemm_step(self, step: Step) -> None:
+        """The GEMM epilogue's instructions for one block of the tile."""
+
+    def conversion_step(self, step: ConversionStep) -> None:
+        """The conversion kernel's instructions for the thread's elements."""
+
