@@ -103,3 +103,9 @@ def test_declared_arguments_are_in_the_layouts(feature: Feature) -> None:
         for bias_type in (DataType.S, None):
             if (bias_type is None) != feat.bias_read:
                 assert feature.name_part(pt, feat, bias_type) in postgsu.kernel_name(pt, bias_type, 2, 1)
+
+
+def test_every_feature_has_its_reference_step() -> None:
+    """The verifier's reference names a step (or says it has none) for exactly the features there are."""
+    from tensile_lite.verify.epilogue import REFERENCE_STEPS
+    assert set(REFERENCE_STEPS) == {f.name for f in order.FEATURES}

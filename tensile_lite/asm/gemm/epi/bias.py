@@ -93,6 +93,8 @@ class FactorDim(Feature):
     No step of its own: the vector features read it."""
 
     name: str = "FactorDim"
+    # no arithmetic of its own: the features that read it decide the compute types
+    compute_types: tuple[DataType, ...] = (DataType.S, DataType.I)
     gemm_rank: int = 5
     conversion_rank: int = 6
     name_rank: int = 2
