@@ -2,7 +2,7 @@
 
 Per element, in f32, in upstream's order (spec/epilogue_semantics.md §1.1, GSU == 1):
 
-    t = alpha' * acc                       alpha' = alpha * scaleA * scaleB (vectors.prepare_scalars)
+    t = alpha' * acc                       alpha' = alpha * scaleA * scaleB (the ScaleAB feature)
     t = t * scaleA[m]; t = t * scaleB[n]   ScaleAB Vector
     t = t * scaleAlphaVec[f]               f = m or n (the factor dimension)
     t = fma(C, beta', t)                   only when beta' has non-zero bits (+0.0 never reads C)
@@ -43,7 +43,7 @@ from tensile_lite.asm.gemm.epi import order as epi
 from tensile_lite.asm.gemm.epi.base import AFTER_C, BEFORE_C
 from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, EpilogueFeatures, VectorRegion
 from tensile_lite.asm.gemm.layout import COMMON_EPILOGUE_REGISTERS
-from tensile_lite.asm.gemm.vectors import prepare_scalars, stage_vectors
+from tensile_lite.asm.gemm.vectors import stage_vectors
 from tensile_lite.asm.modifiers import DS, NO_CACHE, Buf, CachePolicy
 from tensile_lite.asm.operands import Label, Reg, Special
 from tensile_lite.model import DataType
@@ -399,7 +399,8 @@ def epilogue(e: Emitter) -> None:
     if plan.lsu > 1:
         # LocalSplitU: group 0's waves sum every group's partials and write the tile (lsu.py)
         lsu.reduce(e)
-    prepare_scalars(e)
+    for f in epi.active(plan.epilogue):
+        f.gemm_prepare(e)
     stage_vectors(e)
     if plan.lsu > 1:
         lsu.end_others(e)

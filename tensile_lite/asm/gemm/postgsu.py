@@ -289,6 +289,9 @@ class _Writer:
         self.variant = variant
         self.pt = variant.problem_type
         self.feat = epilogue_features(self.pt)
+        along = {DIM_M: True, DIM_N: False, DIM_RUNTIME: None}[self.feat.factor_dim] if (
+            self.feat.bias_read or self.feat.scale_alpha_vec) else True
+        self.step = ConversionStep(self, self.feat, along, self.pt.num_indices_c == 3)
         self.grouped = self.pt.grouped_gemm
         self.record = pack_arguments(arguments(self.pt))
         top = GROUPED_ARGUMENTS if self.grouped else arguments(self.pt)
@@ -337,7 +340,7 @@ class _Writer:
         e(isa.s_or_b32(t[7], pointer[0], pointer[1]), isa.s_cmp_eq_u32(t[7], 0), isa.s_cbranch_scc1(skip))
         return skip
 
-    def _scalar(self, dst: Reg, pointer: Reg) -> None:
+    def scalar(self, dst: Reg, pointer: Reg) -> None:
         """dst = the f32 at pointer, 1.0 when null."""
         isa, e = self.isa, self.e
         skip = self.skip_if_null(pointer)
@@ -461,20 +464,14 @@ class _Writer:
         e(isa.s_cmp_lg_u32(s["count"], 0), isa.s_cbranch_scc1(loop))
 
     def scalars(self) -> None:
-        """alpha' and beta' (ScaleAB Scalar, ScaleCD folded in), scaleD."""
+        """alpha, beta and scaleD (1.0), then the features' preparation (ScaleAB Scalar and ScaleCD
+        fold their scales in)."""
         isa, e, r = self.isa, self.e, self.r
-        s, t, x = r.scal, r.t, r.v["x"]
+        s = r.scal
         e(isa.s_mov_b32(s["alpha"], self.arg("alpha")), isa.s_mov_b32(s["beta"], self.arg("beta")))
         e(isa.s_mov_b32(s["scaleD"], 1.0))
-        if self.feat.scale_ab == "Scalar":
-            self._scalar(t[0], self.arg("scaleA"))
-            self._scalar(t[1], self.arg("scaleB"))
-            e(isa.v_mov_b32(x, s["alpha"]), isa.v_mul_f32(x, t[0], x), isa.v_mul_f32(x, t[1], x))
-            e(isa.v_readfirstlane_b32(s["alpha"], x))
-        if self.feat.scale_cd:
-            self._scalar(t[0], self.arg("scaleC"))
-            e(isa.v_mov_b32(x, s["beta"]), isa.v_mul_f32(x, t[0], x), isa.v_readfirstlane_b32(s["beta"], x))
-            self._scalar(s["scaleD"], self.arg("scaleD"))
+        for f in epi.active(self.feat):
+            f.conversion_prepare(self.step)
         if DataType.B in (self.pt.dest_type, self.pt.e_type if self.feat.use_e else None):
             e(isa.s_movk_i32(s["k7fff"], 0x7FFF), isa.v_mov_b32(r.v["nan"], BF16_NAN))
 
@@ -515,9 +512,7 @@ class _Writer:
         feat, pt = self.feat, self.pt
         vw = self.variant.vw
         s, v = r.scal, r.v
-        along = {DIM_M: True, DIM_N: False, DIM_RUNTIME: None}[feat.factor_dim] if (
-            feat.bias_read or feat.scale_alpha_vec) else True
-        step = ConversionStep(self, feat, along, pt.num_indices_c == 3)
+        step = self.step
         before = epi.steps(feat, BEFORE_C)
         for f in before:
             if f.before_alpha:

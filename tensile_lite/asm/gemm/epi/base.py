@@ -18,6 +18,7 @@ from tensile_lite.asm.gemm.features import EpilogueFeatures
 from tensile_lite.model import DataType, ProblemType
 
 if TYPE_CHECKING:
+    from tensile_lite.asm.gemm.emit import Emitter
     from tensile_lite.asm.gemm.epilogue import Step
     from tensile_lite.asm.gemm.postgsu import ConversionStep
 
@@ -102,6 +103,12 @@ class Feature:
 
     def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
         return ""
+
+    def gemm_prepare(self, e: Emitter) -> None:
+        """The GEMM epilogue's once-per-workgroup setup (before the vectors are staged)."""
+
+    def conversion_prepare(self, step: ConversionStep) -> None:
+        """The conversion kernel's setup (after alpha and beta are read, before the slices are summed)."""
 
     def gemm_step(self, step: Step) -> None:
         """The GEMM epilogue's instructions for one block of the tile."""

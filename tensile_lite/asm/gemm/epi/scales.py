@@ -19,10 +19,11 @@ from tensile_lite.asm.gemm.epi.base import (
     ptr,
 )
 from tensile_lite.asm.gemm.features import EpilogueFeatures
-from tensile_lite.asm.gemm.vectors import scale_d
+from tensile_lite.asm.gemm.vectors import load_scale, scale_d
 from tensile_lite.model import DataType, ProblemType
 
 if TYPE_CHECKING:
+    from tensile_lite.asm.gemm.emit import Emitter
     from tensile_lite.asm.gemm.epilogue import Step
     from tensile_lite.asm.gemm.postgsu import ConversionStep
 
@@ -55,6 +56,27 @@ class ScaleAB(Feature):
 
     def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
         return "_ScaleABVec" if feat.scale_ab == "Vector" else "_ScaleAB"
+
+    def gemm_prepare(self, e: Emitter) -> None:
+        if e.plan.epilogue.scale_ab != "Scalar":
+            return
+        isa, r = e.isa, e.r
+        t, v = r.stmp, r.vtmp
+        load_scale(e, t[0], r.arg("AddressScaleA"))
+        load_scale(e, t[1], r.arg("AddressScaleB"))
+        alpha = r.arg("alpha")
+        e(isa.v_mov_b32(v[0], alpha), isa.v_mul_f32(v[0], t[0], v[0]), isa.v_mul_f32(v[0], t[1], v[0]))
+        e(isa.v_readfirstlane_b32(alpha, v[0]))
+
+    def conversion_prepare(self, step: ConversionStep) -> None:
+        if step.feat.scale_ab != "Scalar":
+            return
+        w = step.writer
+        isa, e, s, t, x = w.isa, w.e, w.r.scal, w.r.t, w.r.v["x"]
+        w.scalar(t[0], w.arg("scaleA"))
+        w.scalar(t[1], w.arg("scaleB"))
+        e(isa.v_mov_b32(x, s["alpha"]), isa.v_mul_f32(x, t[0], x), isa.v_mul_f32(x, t[1], x))
+        e(isa.v_readfirstlane_b32(s["alpha"], x))
 
     def gemm_step(self, step: Step) -> None:
         if step.feat.scale_ab == "Vector":
@@ -122,6 +144,24 @@ class ScaleCD(Feature):
 
     def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
         return "_ScaleCD"
+
+    def gemm_prepare(self, e: Emitter) -> None:
+        isa, r = e.isa, e.r
+        t, v = r.stmp, r.vtmp
+        load_scale(e, t[0], r.arg("AddressScaleC"))
+        if e.plan.use_beta:
+            beta = r.arg("beta")
+            e(isa.v_mov_b32(v[0], beta), isa.v_mul_f32(v[0], t[0], v[0]), isa.v_readfirstlane_b32(beta, v[0]))
+        pointer = r.arg("AddressScaleD")
+        load_scale(e, t[0], pointer)
+        e(isa.s_mov_b32(pointer[0], t[0]))
+
+    def conversion_prepare(self, step: ConversionStep) -> None:
+        w = step.writer
+        isa, e, s, t, x = w.isa, w.e, w.r.scal, w.r.t, w.r.v["x"]
+        w.scalar(t[0], w.arg("scaleC"))
+        e(isa.v_mov_b32(x, s["beta"]), isa.v_mul_f32(x, t[0], x), isa.v_readfirstlane_b32(s["beta"], x))
+        w.scalar(s["scaleD"], w.arg("scaleD"))
 
     def gemm_step(self, step: Step) -> None:
         e = step.e
