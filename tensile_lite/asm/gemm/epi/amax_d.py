@@ -27,6 +27,9 @@ class AmaxD(Feature):
     def gemm_registers(self, feat: EpilogueFeatures) -> tuple[str, ...]:
         return ("amax",)  # the lane's running max of |t|
 
+    def lds_bytes(self, feat: EpilogueFeatures, threads: int) -> int:
+        return 4 * threads  # the reduction's f32 per thread (amax.py)
+
     def active(self, feat: EpilogueFeatures) -> bool:
         return feat.amax_d
 

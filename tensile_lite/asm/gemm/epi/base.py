@@ -95,6 +95,15 @@ class Feature:
         share one register)."""
         return ()
 
+    def lds_vectors(self, feat: EpilogueFeatures) -> tuple[tuple[str, str, int], ...]:
+        """The vectors the GEMM epilogue stages in LDS for this feature: (name, pointer argument,
+        factor dimension), in the order its step reads them (features.vector_regions places them)."""
+        return ()
+
+    def lds_bytes(self, feat: EpilogueFeatures, threads: int) -> int:
+        """LDS the feature needs after the main loop besides staged vectors."""
+        return 0
+
     def gemm_arguments(self, pt: ProblemType, feat: EpilogueFeatures, activation_fused: bool) -> tuple[Arg, ...]:
         return ()
 

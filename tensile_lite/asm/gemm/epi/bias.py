@@ -38,6 +38,9 @@ class Bias(Feature):
     def gemm_registers(self, feat: EpilogueFeatures) -> tuple[str, ...]:
         return VECTOR_REGISTERS if feat.bias_read else ()
 
+    def lds_vectors(self, feat: EpilogueFeatures) -> tuple[tuple[str, str, int], ...]:
+        return (("bias", "bias", feat.factor_dim),) if feat.bias_read else ()
+
     def active(self, feat: EpilogueFeatures) -> bool:
         return bool(feat.bias)
 

@@ -33,6 +33,16 @@ def gemm_registers(feat: EpilogueFeatures) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def lds_vectors(feat: EpilogueFeatures) -> tuple[tuple[str, str, int], ...]:
+    """The vectors the active features stage in LDS, in epilogue order."""
+    return tuple(v for f in active(feat) for v in f.lds_vectors(feat))
+
+
+def lds_bytes(feat: EpilogueFeatures, threads: int) -> int:
+    """The most LDS any active feature needs besides the staged vectors."""
+    return max((f.lds_bytes(feat, threads) for f in active(feat)), default=0)
+
+
 def by_rank(features: tuple[Feature, ...], key: str) -> tuple[Feature, ...]:
     """`features` in the order of one of the runtime's lists ('gemm_rank', 'conversion_rank', 'name_rank')."""
     return tuple(sorted(features, key=lambda f: getattr(f, key)))

@@ -18,7 +18,7 @@ from tensile_lite.asm.gemm.epi.base import (
     Feature,
     ptr,
 )
-from tensile_lite.asm.gemm.features import EpilogueFeatures
+from tensile_lite.asm.gemm.features import DIM_M, DIM_N, EpilogueFeatures
 from tensile_lite.asm.gemm.vectors import load_scale, scale_d
 from tensile_lite.model import DataType, ProblemType
 
@@ -44,6 +44,11 @@ class ScaleAB(Feature):
 
     def gemm_registers(self, feat: EpilogueFeatures) -> tuple[str, ...]:
         return VECTOR_REGISTERS if feat.scale_ab == "Vector" else ()
+
+    def lds_vectors(self, feat: EpilogueFeatures) -> tuple[tuple[str, str, int], ...]:
+        if feat.scale_ab != "Vector":
+            return ()
+        return ("scaleA", "AddressScaleA", DIM_M), ("scaleB", "AddressScaleB", DIM_N)
 
     def active(self, feat: EpilogueFeatures) -> bool:
         return bool(feat.scale_ab)
@@ -103,6 +108,9 @@ class ScaleAlphaVec(Feature):
 
     def gemm_registers(self, feat: EpilogueFeatures) -> tuple[str, ...]:
         return VECTOR_REGISTERS
+
+    def lds_vectors(self, feat: EpilogueFeatures) -> tuple[tuple[str, str, int], ...]:
+        return (("scaleAlphaVec", "AddressScaleAlphaVec", feat.factor_dim),)
 
     def active(self, feat: EpilogueFeatures) -> bool:
         return feat.scale_alpha_vec
