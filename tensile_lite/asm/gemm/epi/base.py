@@ -3,9 +3,10 @@
 A feature is a frozen object that reads a problem type and says: whether it is active, why the
 writer cannot build it, which arguments it adds to the GEMM kernel and to the split-K conversion
 kernel (by role, resolved to metadata types by the argument list's owner), the part it adds to the
-conversion kernel's name, and the instructions it contributes at its place in the epilogue. The
-GEMM epilogue (epilogue.py) and the conversion kernel (postgsu.py) walk the same ordered list
-(epi/__init__.py), so a feature lands once.
+conversion kernel's name, its LDS and named working registers, and the instructions it contributes
+at its place in the epilogue (a once-per-workgroup preparation and a step). The GEMM epilogue
+(epilogue.py) and the conversion kernel (postgsu.py) walk the same ordered list (epi/order.py), so
+a feature lands once; its reference math is verify/epilogue.REFERENCE_STEPS (the verifier's layer).
 """
 
 from __future__ import annotations
@@ -31,13 +32,13 @@ COMPUTE = "compute"          # the compute type's value type
 ACTIVATION = "activation"    # the activation compute type's argument type
 E_TYPE = "e"                 # E's element type
 
-# Sections of the conversion kernel's argument list a feature may add to (runtime order,
-# ContractionSolution.cpp outputConversionCallArgs): before D; after C; after alpha and beta;
-# before the D strides; after the W/C strides; after the GSU.
 # The lane's LDS byte offsets of its first row and of its column in a staged vector (every feature
 # whose vector is staged in LDS reads them).
 VECTOR_REGISTERS = ("lds_row", "lds_col")
 
+# Sections of the conversion kernel's argument list a feature may add to (runtime order,
+# ContractionSolution.cpp outputConversionCallArgs): before D; after C; after alpha and beta;
+# before the D strides; after the W/C strides; after the GSU.
 CONV_LEAD, CONV_POINTERS, CONV_VALUES, CONV_STRIDES, CONV_AFTER_STRIDES, CONV_TAIL = range(6)
 
 
