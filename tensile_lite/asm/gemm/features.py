@@ -1,5 +1,6 @@
-"""What the fused epilogue of a problem type computes and which runtime arguments it takes, decided
-once from the problem type the way upstream's kernel writer reads it.
+"""The epilogue flags of a problem type, decided once the way upstream's kernel writer reads them
+(what each feature does with them, its arguments and its steps: epi/), and where staged vectors sit
+in LDS.
 
 Two readings follow upstream's kernels rather than its documentation (spec/epilogue_semantics.md §7):
 - the activation selector is honoured only when the problem type has an `Activation` key and names
