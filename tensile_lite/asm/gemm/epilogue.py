@@ -29,7 +29,7 @@ from __future__ import annotations
 import attrs
 
 from tensile_lite.asm.arith import udiv_const
-from tensile_lite.asm.gemm import amax, e_output, integer, lsu, splitk
+from tensile_lite.asm.gemm import e_output, integer, lsu, splitk
 from tensile_lite.asm.gemm.convert import (
     CLASS_NAN_INF,
     F8_FORMATS,
@@ -51,7 +51,7 @@ from tensile_lite.model import DataType
 BF16_NAN = 0x7FFF0000
 
 
-class _Regs:
+class Regs:
     """The epilogue's working registers, carved out of the map's epilogue block: the common ones, then
     the active features' by name (epi/)."""
 
@@ -85,7 +85,7 @@ def _quads(e: Emitter) -> list[int]:
     return [row for _, row, _ in runs]
 
 
-def _lane_coordinates(e: Emitter, w: _Regs) -> None:
+def _lane_coordinates(e: Emitter, w: Regs) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     v = r.vtmp
     m, n = plan.mfma.m, plan.mfma.n
@@ -108,8 +108,8 @@ def _lane_coordinates(e: Emitter, w: _Regs) -> None:
         e.v_mul_const(off, v[0], bpe)
     if plan.vectors:
         e(isa.v_lshlrev_b32(w["lds_row"], 2, w.row), isa.v_lshlrev_b32(w["lds_col"], 2, w.col))
-    if plan.epilogue.use_e:
-        e_output.lane_offset(e, w["off_e"], w.row, w.col)
+    for f in epi.active(plan.epilogue):
+        f.gemm_lane_setup(e, w)
     # rows left below the lane's first row: M - tile0 - row (signed)
     t = r.stmp
     e(isa.s_sub_u32(t[0], r.arg("SizesFree0"), r.tile0))
@@ -150,7 +150,7 @@ def _c_to_f32(e: Emitter, dst: Reg, c: Reg, half: int) -> Reg:
     return dst
 
 
-def _alpha(e: Emitter, w: _Regs, count: int) -> None:
+def _alpha(e: Emitter, w: Regs, count: int) -> None:
     alpha = e.r.arg("alpha")
     if e.plan.integer:
         integer.scale(e, [w.values[i] for i in range(count)], alpha)
@@ -159,7 +159,7 @@ def _alpha(e: Emitter, w: _Regs, count: int) -> None:
         e(e.isa.v_mul_f32(w.values[i], alpha, w.values[i]))
 
 
-def _add_beta_c(e: Emitter, w: _Regs, c_regs: list[tuple[Reg, int]]) -> None:
+def _add_beta_c(e: Emitter, w: Regs, c_regs: list[tuple[Reg, int]]) -> None:
     """values = fma(C, beta', values): one rounding."""
     beta = e.r.arg("beta")
     if e.plan.integer:
@@ -170,7 +170,7 @@ def _add_beta_c(e: Emitter, w: _Regs, c_regs: list[tuple[Reg, int]]) -> None:
         e(e.isa.v_fmac_f32(w.values[i], beta, _c_to_f32(e, w.t, c, half)))
 
 
-def _apply_vector(e: Emitter, w: _Regs, region: VectorRegion, t0: int, t1: int, add: bool) -> None:
+def _apply_vector(e: Emitter, w: Regs, region: VectorRegion, t0: int, t1: int, add: bool) -> None:
     """values (op)= the staged vector at each element's row or column (op: * or +)."""
     if region.dim == DIM_RUNTIME:
         along_n = e.new_label("VecN")
@@ -185,7 +185,7 @@ def _apply_vector(e: Emitter, w: _Regs, region: VectorRegion, t0: int, t1: int, 
         _apply_along(e, w, region, region.dim, t0, t1, add)
 
 
-def _apply_along(e: Emitter, w: _Regs, region: VectorRegion, dim: int, t0: int, t1: int, add: bool) -> None:
+def _apply_along(e: Emitter, w: Regs, region: VectorRegion, dim: int, t0: int, t1: int, add: bool) -> None:
     isa, plan = e.isa, e.plan
     cd = plan.mfma.cd_regs
     if plan.integer:
@@ -213,7 +213,7 @@ class Step:
     the problem are not stored to E and add nothing to amax), and the block column's soffset in E."""
 
     e: Emitter
-    w: _Regs
+    w: Regs
     t0: int
     t1: int
     guard: tuple[list[int], Reg] | None = None
@@ -234,7 +234,7 @@ class Step:
                 _apply_vector(self.e, self.w, region, self.t0, self.t1, add)
 
 
-def _before_c(e: Emitter, w: _Regs, t0: int, t1: int) -> None:
+def _before_c(e: Emitter, w: Regs, t0: int, t1: int) -> None:
     """alpha and the features' steps before beta * C (the scale vectors)."""
     _alpha(e, w, e.plan.mfma.cd_regs)
     step = Step(e, w, t0, t1)
@@ -242,7 +242,7 @@ def _before_c(e: Emitter, w: _Regs, t0: int, t1: int) -> None:
         f.gemm_step(step)
 
 
-def _after_c(e: Emitter, w: _Regs, t0: int, t1: int, guard: tuple[list[int], Reg] | None = None,
+def _after_c(e: Emitter, w: Regs, t0: int, t1: int, guard: tuple[list[int], Reg] | None = None,
              soff_e: Reg | Special | int = 0) -> None:
     """The features' steps after beta * C (bias, E, activation, amax, scaleD)."""
     step = Step(e, w, t0, t1, guard, soff_e)
@@ -255,7 +255,7 @@ def _store_mods(e: Emitter, offset: int) -> Buf:
     return Buf(offen=True, offset=offset, cache=CachePolicy(slc=True) if e.plan.arch.force_store_sc1 else NO_CACHE)
 
 
-def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg | Special | int,
+def _full_block(e: Emitter, w: Regs, t0: int, t1: int, beta: bool, soff_d: Reg | Special | int,
                 soff_c: Reg | Special | int, soff_e: Reg | Special | int) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     cd = plan.mfma.cd_regs
@@ -316,7 +316,7 @@ def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
         e.nops(1)
 
 
-def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg | Special | int,
+def _edge_block(e: Emitter, w: Regs, t0: int, t1: int, beta: bool, soff_d: Reg | Special | int,
                 soff_c: Reg | Special | int, soff_e: Reg | Special | int) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     vcc = plan.arch.vcc
@@ -377,8 +377,8 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
         e(store(val, r.vtmp[0], r.srd_d, e.soff0, mods=_store_mods(e, row * bpe)))
 
 
-def _variant(e: Emitter, w: _Regs, edge: bool, beta: bool, end: Label | None) -> None:
-    """One variant's stores; then the end of the program, or a branch to `end` (the amax stage)."""
+def _variant(e: Emitter, w: Regs, edge: bool, beta: bool, end: Label | None) -> None:
+    """One variant's stores; then the end of the program, or a branch to `end` (a feature's finish)."""
     plan = e.plan
     wt0, wt1 = plan.wave_tile
     # layouts without runs of four rows (gfx11) store every tile element by element
@@ -404,16 +404,19 @@ def epilogue(e: Emitter) -> None:
     stage_vectors(e)
     if plan.lsu > 1:
         lsu.end_others(e)
-    w = _Regs(e)
+    w = Regs(e)
     _lane_coordinates(e, w)
     if DataType.B in (plan.dest_type, plan.e_type if plan.epilogue.use_e else None):
         # constants of the bf16 rounding (of D or E), for every variant
         e(isa.s_movk_i32(r.stmp[6], 0x7FFF), isa.v_mov_b32(w.nan, BF16_NAN))
     elif plan.dest_type in F8_FORMATS:
         e(isa.s_movk_i32(r.stmp[6], CLASS_NAN_INF))
-    end = e.new_label("AmaxD") if plan.epilogue.amax_d else None
-    if end is not None:
-        amax.start(e, w["amax"])
+    features = epi.active(plan.epilogue)
+    finishing = [f for f in features if f.finishes]
+    assert len(finishing) <= 1, "one feature at most ends the epilogue"
+    end = e.new_label(finishing[0].name) if finishing else None
+    for f in features:
+        f.gemm_start(e, w)
     edge_label = e.new_label("EdgeTile")
     e(isa.s_cmp_lg_u32(r.edge, 0), isa.s_cbranch_scc1(edge_label))
     for edge in (False, True):
@@ -427,4 +430,4 @@ def epilogue(e: Emitter) -> None:
         _variant(e, w, edge, False, end)
     if end is not None:
         e.label(end)
-        amax.finish(e, w["amax"])
+        finishing[0].gemm_finish(e, w)

@@ -83,7 +83,7 @@ class RegisterMap:
 
 
 def epilogue_registers(plan: GemmPlan) -> int:
-    """Working VGPRs of the epilogue (see epilogue._Regs): four per-lane coordinates, the block's
+    """Working VGPRs of the epilogue (see epilogue.Regs): four per-lane coordinates, the block's
     values and C values, then the row limit, two addresses, a temporary and a constant, then the
     epilogue features' own (epi/)."""
     # imported here: the features' steps use the emitting helpers, which read this module
@@ -91,7 +91,7 @@ def epilogue_registers(plan: GemmPlan) -> int:
     return 4 + 2 * plan.mfma.cd_regs + COMMON_EPILOGUE_REGISTERS + len(gemm_registers(plan.epilogue))
 
 
-# the row limit, the addresses of C and D, a temporary and the bf16 NaN pattern (epilogue._Regs)
+# the row limit, the addresses of C and D, a temporary and the bf16 NaN pattern (epilogue.Regs)
 COMMON_EPILOGUE_REGISTERS = 5
 
 

@@ -14,7 +14,8 @@ from tensile_lite.asm.gemm.features import EpilogueFeatures
 from tensile_lite.model import DataType, ProblemType
 
 if TYPE_CHECKING:
-    from tensile_lite.asm.gemm.epilogue import Step
+    from tensile_lite.asm.gemm.emit import Emitter
+    from tensile_lite.asm.gemm.epilogue import Regs, Step
 
 
 @attrs.frozen(slots=True)
@@ -23,6 +24,7 @@ class AmaxD(Feature):
     stage: str = AFTER_C
     gemm_rank: int = 8
     register_rank: int = 2
+    finishes: bool = True  # the cross-workgroup reduction after every variant
 
     def gemm_registers(self, feat: EpilogueFeatures) -> tuple[str, ...]:
         return ("amax",)  # the lane's running max of |t|
@@ -38,6 +40,12 @@ class AmaxD(Feature):
 
     def gemm_arguments(self, pt: ProblemType, feat: EpilogueFeatures, activation_fused: bool) -> tuple[Arg, ...]:
         return ptr("AddrAmaxOut", COMPUTE), ptr("AmaxWS", COMPUTE), ptr("AmaxSync", "u32")
+
+    def gemm_start(self, e: Emitter, w: Regs) -> None:
+        amax.start(e, w["amax"])
+
+    def gemm_finish(self, e: Emitter, w: Regs) -> None:
+        amax.finish(e, w["amax"])
 
     def gemm_step(self, step: Step) -> None:
         e, w = step.e, step.w

@@ -20,7 +20,7 @@ from tensile_lite.model import DataType, ProblemType
 
 if TYPE_CHECKING:
     from tensile_lite.asm.gemm.emit import Emitter
-    from tensile_lite.asm.gemm.epilogue import Step
+    from tensile_lite.asm.gemm.epilogue import Regs, Step
     from tensile_lite.asm.gemm.postgsu import ConversionStep
 
 # Where a feature's step runs relative to the two steps every epilogue has (alpha, beta * C).
@@ -78,6 +78,8 @@ class Feature:
     before_alpha: bool = False
     # where the feature's working VGPRs sit in the GEMM epilogue's block (after the common ones)
     register_rank: int = 0
+    # every GEMM epilogue variant ends by branching to this feature's finish (at most one feature)
+    finishes: bool = False
 
     def active(self, feat: EpilogueFeatures) -> bool:
         return False
@@ -119,6 +121,16 @@ class Feature:
 
     def conversion_prepare(self, step: ConversionStep) -> None:
         """The conversion kernel's setup (after alpha and beta are read, before the slices are summed)."""
+
+    def gemm_lane_setup(self, e: Emitter, w: Regs) -> None:
+        """The lane's own values (offsets into the feature's tensors), once the lane's row and column
+        in the tile are known."""
+
+    def gemm_start(self, e: Emitter, w: Regs) -> None:
+        """Before the first variant of the stores."""
+
+    def gemm_finish(self, e: Emitter, w: Regs) -> None:
+        """After every variant (`finishes`): the end of the program."""
 
     def gemm_step(self, step: Step) -> None:
         """The GEMM epilogue's instructions for one block of the tile."""

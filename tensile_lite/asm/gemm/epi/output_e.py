@@ -24,7 +24,8 @@ from tensile_lite.asm.gemm.features import EpilogueFeatures
 from tensile_lite.model import DataType, ProblemType
 
 if TYPE_CHECKING:
-    from tensile_lite.asm.gemm.epilogue import Step
+    from tensile_lite.asm.gemm.emit import Emitter
+    from tensile_lite.asm.gemm.epilogue import Regs, Step
     from tensile_lite.asm.gemm.postgsu import ConversionStep
     from tensile_lite.asm.operands import Reg
 
@@ -66,6 +67,9 @@ class OutputE(Feature):
 
     def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
         return f"_Aux{pt.e_type.letter}"
+
+    def gemm_lane_setup(self, e: Emitter, w: Regs) -> None:
+        e_output.lane_offset(e, w["off_e"], w.row, w.col)
 
     def gemm_step(self, step: Step) -> None:
         e, w = step.e, step.w
