@@ -22,13 +22,14 @@ bias and before the activation, in DataTypeE. Gradient problem types are not ver
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 import numpy as np
 
 from tensile_lite.asm.gemm import EpilogueArgs, GemmProblem
 from tensile_lite.asm.gemm.activation import BY_NAME, kinds_for
+from tensile_lite.asm.gemm.epi.order import active
 from tensile_lite.asm.gemm.features import DIM_N, DIM_RUNTIME, epilogue_features
 from tensile_lite.model import DataType, ProblemType
 from tensile_lite.verify.elements import ELEMENTS, Element, element
@@ -218,3 +219,69 @@ def factor(ep: Epilogue | None) -> np.ndarray | float:
         return 1.0
     return ep.alpha_scale * np.multiply.outer(ep.row, ep.col)[..., None]
 
+
+# ---- the features' reference steps (float compute) ---------------------------------------------------
+
+@attrs.frozen(slots=True)
+class Value:
+    """The reference between two epilogue steps: exact values ([m, n, batch]) and, before the error
+    bound is fixed, the magnitude it scales (`bound`); after, the bound itself (`err`). `e` and
+    `unscaled` are what the E output and OutputAmaxD are checked against."""
+
+    exact: np.ndarray = attrs.field(eq=False)
+    bound: np.ndarray = attrs.field(eq=False)
+    err: np.ndarray | None = attrs.field(default=None, eq=False)
+    e: tuple[np.ndarray, np.ndarray] | None = attrs.field(default=None, eq=False)  # (exact, err) at E
+    unscaled: tuple[np.ndarray, np.ndarray] | None = attrs.field(default=None, eq=False)  # before scaleD
+
+
+# When a step runs: its factor multiplies alpha * acc (before C, `factor`), it adds to the sum whose
+# magnitude the error bound scales (SUM), or it maps the value and its fixed bound (VALUE).
+FACTOR, SUM, VALUE = "factor", "sum", "value"
+
+
+def _bias(v: Value, ep: Epilogue) -> Value:
+    if ep.bias is None:
+        return v
+    return attrs.evolve(v, exact=v.exact + ep.bias, bound=v.bound + np.abs(ep.bias))
+
+
+def _e_output(v: Value, ep: Epilogue) -> Value:
+    # E: after the bias, before the activation, in its own type (the caller converts it)
+    return attrs.evolve(v, e=(v.exact, v.err)) if ep.e is not None else v
+
+
+def _activation_step(v: Value, ep: Epilogue) -> Value:
+    # relu is 1-Lipschitz: the error bound carries over (the float cases run relu or nothing)
+    return attrs.evolve(v, exact=np.maximum(v.exact, 0.0)) if ep.relu else v
+
+
+def _scale_d(v: Value, ep: Epilogue) -> Value:
+    assert v.err is not None
+    return attrs.evolve(v, exact=v.exact * ep.scale_d, err=v.err * abs(ep.scale_d), unscaled=(v.exact, v.err))
+
+
+@attrs.frozen(slots=True)
+class ReferenceStep:
+    stage: str
+    apply: Callable[[Value, Epilogue], Value] | None  # None: the factor (`factor`) carries it
+
+
+# Every epilogue feature's reference step (asm/gemm/epi/order.FEATURES names), in the verifier's
+# layer; FactorDim only picks the index the vectors take (`make`), amax is read off `unscaled`.
+REFERENCE_STEPS: Mapping[str, ReferenceStep | None] = {
+    "ScaleAB": ReferenceStep(FACTOR, None), "ScaleAlphaVec": ReferenceStep(FACTOR, None),
+    "Bias": ReferenceStep(SUM, _bias), "FactorDim": None, "UseE": ReferenceStep(VALUE, _e_output),
+    "Activation": ReferenceStep(VALUE, _activation_step), "AmaxD": None, "ScaleCD": ReferenceStep(VALUE, _scale_d),
+}
+
+
+def apply_steps(pt: ProblemType, v: Value, ep: Epilogue | None, stage: str) -> Value:
+    """`v` after the active features' reference steps of `stage`, in epilogue order."""
+    if ep is None:
+        return v
+    for f in active(epilogue_features(pt)):
+        step = REFERENCE_STEPS[f.name]
+        if step is not None and step.stage == stage and step.apply is not None:
+            v = step.apply(v, ep)
+    return v

@@ -141,26 +141,25 @@ def expected(pt: ProblemType, a: Tensor, b: Tensor, c: Tensor | None, d_letters:
         beta_c = beta * (ep.scale_c if ep else 1.0) * c.values.reshape(shape3)
         exact = exact + beta_c
         bound = bound + np.abs(beta_c)
-    if ep is not None and ep.bias is not None:
-        exact = exact + ep.bias
-        bound = bound + np.abs(ep.bias)
+    v = epilogue.apply_steps(pt, epilogue.Value(exact, bound), ep, epilogue.SUM)
+    exact, bound = v.exact, v.bound
     roundings = k + 3 + (epilogue.EXTRA_ROUNDINGS if ep is not None else 0)
     err = roundings * u * bound * (1 + 1e-6)  # second-order terms of the bound
     if ab_err:
         # each product of two rounded inputs is within (1 + e)^2 - 1 of the exact one; it enters
         # every term alpha * A * B bounds, so it scales the A @ B part of the bound only
         err = err + (2 * ab_err + ab_err ** 2) * np.abs(alpha * scale) * magnitude * (1 + 1e-6)
+    v = epilogue.apply_steps(pt, attrs.evolve(v, err=err), ep, epilogue.VALUE)
+    assert v.err is not None
+    exact, err = v.exact, v.err
     e_out = None
-    if ep is not None and ep.e is not None:
-        # E: after the bias, before the activation; its own conversion
+    if ep is not None and ep.e is not None and v.e is not None:
         el = ep.e.element
-        e_exact = np.clip(exact, -el.max_value, el.max_value) if el.saturates else exact
-        e_out = Output(e_exact, err + el.half_ulp(np.abs(e_exact) + err), el.round(e_exact))
-    if ep is not None and ep.relu:
-        exact = np.maximum(exact, 0.0)  # 1-Lipschitz: the error bound carries over
-    unscaled, unscaled_err = exact.reshape(d_shape), err.reshape(d_shape)
-    if ep is not None:
-        exact, err = exact * ep.scale_d, err * abs(ep.scale_d)
+        e_exact, e_err = v.e
+        e_exact = np.clip(e_exact, -el.max_value, el.max_value) if el.saturates else e_exact
+        e_out = Output(e_exact, e_err + el.half_ulp(np.abs(e_exact) + e_err), el.round(e_exact))
+    before_d = v.unscaled if v.unscaled is not None else (exact, err)
+    unscaled, unscaled_err = before_d[0].reshape(d_shape), before_d[1].reshape(d_shape)
     exact, err = exact.reshape(d_shape), err.reshape(d_shape)
     if out.saturates:
         exact = np.clip(exact, -out.max_value, out.max_value)  # 1-Lipschitz, like the kernel's clamp

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from tensile_lite.asm.gemm.features import activation_argument_count, epilogue_features
+from tensile_lite.asm.gemm.epi.base import ACTIVATION, COMPUTE, Arg
+from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.asm.kernel import ArgumentLayout, KernelArgument, pack_arguments
 from tensile_lite.errors import BuildError
 from tensile_lite.model import DataType, ProblemType, Solution
@@ -63,34 +64,25 @@ def _activation_value_type(dt: DataType) -> str:
 
 
 def epilogue_arguments(pt: ProblemType, *, activation_fused: bool = True) -> list[KernelArgument]:
-    """The arguments after alpha/beta, in the runtime's order (kernel_anatomy.md §1.5 items 1-8)."""
+    """The arguments after alpha/beta, in the runtime's order (kernel_anatomy.md §1.5 items 1-8): each
+    active epilogue feature's (epi/), placed by its rank."""
+    # imported here: the features' steps use the emitting helpers, which read the plan, which reads this
+    from tensile_lite.asm.gemm.epi import order as epi
     feat = epilogue_features(pt)
-    compute = pt.compute_type.value_type
+    roles = {COMPUTE: pt.compute_type.value_type}
     args: list[KernelArgument] = []
-    if feat.scale_ab:
-        args += [KernelArgument.pointer("AddressScaleA", compute), KernelArgument.pointer("AddressScaleB", compute)]
-    if feat.scale_cd:
-        args += [KernelArgument.pointer("AddressScaleC", compute), KernelArgument.pointer("AddressScaleD", compute)]
-    if feat.scale_alpha_vec:
-        args.append(KernelArgument.pointer("AddressScaleAlphaVec", compute))
-    if feat.bias:
-        args.append(KernelArgument.pointer("bias", "void"))
-        if feat.needs_bias_type:
-            args += [KernelArgument.value("biasType", "u32"), KernelArgument.value("StrideBias", "u32")]
-    if feat.has_factor_dim_arg:
-        args.append(KernelArgument.value("factorDim", "u32"))
-    if feat.use_e:
-        args.append(KernelArgument.pointer("E", compute))
-        args += [KernelArgument.value(f"StrideE{i}", "u32") for i in range(pt.num_indices_c - 1)]
-    if feat.activation != "none" and activation_fused:
-        value_type = _activation_value_type(feat.activation_compute)
-        names = ("activationAlpha", "activationBeta")[:activation_argument_count(feat.activation)]
-        args += [KernelArgument.value(n, value_type) for n in names]
-        args.append(KernelArgument.value("activationType", "u32"))
-    if feat.amax_d:
-        args += [KernelArgument.pointer("AddrAmaxOut", compute), KernelArgument.pointer("AmaxWS", compute),
-                 KernelArgument.pointer("AmaxSync", "u32")]
+    for f in epi.by_rank(epi.active(feat), "gemm_rank"):
+        for a in f.gemm_arguments(pt, feat, activation_fused):
+            if a.type == ACTIVATION and ACTIVATION not in roles:
+                roles[ACTIVATION] = _activation_value_type(feat.activation_compute)
+            args.append(declared_argument(a, roles))
     return args
+
+
+def declared_argument(a: Arg, roles: Mapping[str, str]) -> KernelArgument:
+    """The metadata argument of a feature's declaration (its role resolved to a value type)."""
+    value_type = roles.get(a.type, a.type)
+    return KernelArgument.pointer(a.name, value_type) if a.pointer else KernelArgument.value(a.name, value_type)
 
 
 def kernel_arguments(pt: ProblemType, *, activation_fused: bool = True,

@@ -2,7 +2,7 @@
 
 Per element, in f32, in upstream's order (spec/epilogue_semantics.md §1.1, GSU == 1):
 
-    t = alpha' * acc                       alpha' = alpha * scaleA * scaleB (vectors.prepare_scalars)
+    t = alpha' * acc                       alpha' = alpha * scaleA * scaleB (the ScaleAB feature)
     t = t * scaleA[m]; t = t * scaleB[n]   ScaleAB Vector
     t = t * scaleAlphaVec[f]               f = m or n (the factor dimension)
     t = fma(C, beta', t)                   only when beta' has non-zero bits (+0.0 never reads C)
@@ -26,8 +26,10 @@ so their stores are dropped (and their C loads read 0).
 
 from __future__ import annotations
 
+import attrs
+
 from tensile_lite.asm.arith import udiv_const
-from tensile_lite.asm.gemm import activation, amax, e_output, integer, lsu, splitk
+from tensile_lite.asm.gemm import e_output, integer, lsu, splitk
 from tensile_lite.asm.gemm.convert import (
     CLASS_NAN_INF,
     bf16_round,
@@ -36,8 +38,11 @@ from tensile_lite.asm.gemm.convert import (
     saturate_f8,
 )
 from tensile_lite.asm.gemm.emit import Emitter
-from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, VectorRegion
-from tensile_lite.asm.gemm.vectors import prepare_scalars, scale_d, stage_vectors
+from tensile_lite.asm.gemm.epi import order as epi
+from tensile_lite.asm.gemm.epi.base import AFTER_C, BEFORE_C
+from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, EpilogueFeatures, VectorRegion
+from tensile_lite.asm.gemm.layout import COMMON_EPILOGUE_REGISTERS
+from tensile_lite.asm.gemm.vectors import stage_vectors
 from tensile_lite.asm.modifiers import DS, NO_CACHE, Buf, CachePolicy
 from tensile_lite.asm.operands import Label, Reg, Special
 from tensile_lite.model import DataType
@@ -45,8 +50,9 @@ from tensile_lite.model import DataType
 BF16_NAN = 0x7FFF0000
 
 
-class _Regs:
-    """The epilogue's working registers, carved out of the map's epilogue block."""
+class Regs:
+    """The epilogue's working registers, carved out of the map's epilogue block: the common ones, then
+    the active features' by name (epi/)."""
 
     def __init__(self, e: Emitter) -> None:
         cd = e.plan.mfma.cd_regs
@@ -63,17 +69,12 @@ class _Regs:
         self.addr_d = rest[2]
         self.t = rest[3]           # scratch (C conversion, bf16 rounding, activation)
         self.nan = rest[4]         # the bf16 NaN pattern
-        extra = 5
-        if e.plan.vectors:
-            self.lds_row = rest[5]  # LDS byte offset of the lane's first row in a staged vector
-            self.lds_col = rest[6]  # ... of its column
-            extra = 7
-        if e.plan.epilogue.amax_d:
-            self.amax = rest[extra]  # the lane's running max of |t| (OutputAmaxD)
-            extra += 1
-        if e.plan.epilogue.use_e:
-            self.off_e = rest[extra]       # the lane's byte offset into the E tile
-            self.addr_e = rest[extra + 1]  # ... plus the block column's (edge tiles)
+        names = epi.gemm_registers(e.plan.epilogue)
+        self.named = {name: rest[COMMON_EPILOGUE_REGISTERS + i] for i, name in enumerate(names)}
+
+    def __getitem__(self, name: str) -> Reg:
+        """A feature's register by the name it declared."""
+        return self.named[name]
 
 
 def _quads(e: Emitter) -> list[int]:
@@ -83,7 +84,7 @@ def _quads(e: Emitter) -> list[int]:
     return [row for _, row, _ in runs]
 
 
-def _lane_coordinates(e: Emitter, w: _Regs) -> None:
+def _lane_coordinates(e: Emitter, w: Regs) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     v = r.vtmp
     m, n = plan.mfma.m, plan.mfma.n
@@ -105,9 +106,9 @@ def _lane_coordinates(e: Emitter, w: _Regs) -> None:
         e(isa.v_add_u32(v[0], v[0], w.row))
         e.v_mul_const(off, v[0], bpe)
     if plan.vectors:
-        e(isa.v_lshlrev_b32(w.lds_row, 2, w.row), isa.v_lshlrev_b32(w.lds_col, 2, w.col))
-    if plan.epilogue.use_e:
-        e_output.lane_offset(e, w.off_e, w.row, w.col)
+        e(isa.v_lshlrev_b32(w["lds_row"], 2, w.row), isa.v_lshlrev_b32(w["lds_col"], 2, w.col))
+    for f in epi.active(plan.epilogue):
+        f.gemm_lane_setup(e, w)
     # rows left below the lane's first row: M - tile0 - row (signed)
     t = r.stmp
     e(isa.s_sub_u32(t[0], r.arg("SizesFree0"), r.tile0))
@@ -148,7 +149,7 @@ def _c_to_f32(e: Emitter, dst: Reg, c: Reg, half: int) -> Reg:
     return dst
 
 
-def _alpha(e: Emitter, w: _Regs, count: int) -> None:
+def _alpha(e: Emitter, w: Regs, count: int) -> None:
     alpha = e.r.arg("alpha")
     if e.plan.integer:
         integer.scale(e, [w.values[i] for i in range(count)], alpha)
@@ -157,7 +158,7 @@ def _alpha(e: Emitter, w: _Regs, count: int) -> None:
         e(e.isa.v_mul_f32(w.values[i], alpha, w.values[i]))
 
 
-def _add_beta_c(e: Emitter, w: _Regs, c_regs: list[tuple[Reg, int]]) -> None:
+def _add_beta_c(e: Emitter, w: Regs, c_regs: list[tuple[Reg, int]]) -> None:
     """values = fma(C, beta', values): one rounding."""
     beta = e.r.arg("beta")
     if e.plan.integer:
@@ -168,7 +169,7 @@ def _add_beta_c(e: Emitter, w: _Regs, c_regs: list[tuple[Reg, int]]) -> None:
         e(e.isa.v_fmac_f32(w.values[i], beta, _c_to_f32(e, w.t, c, half)))
 
 
-def _apply_vector(e: Emitter, w: _Regs, region: VectorRegion, t0: int, t1: int, add: bool) -> None:
+def _apply_vector(e: Emitter, w: Regs, region: VectorRegion, t0: int, t1: int, add: bool) -> None:
     """values (op)= the staged vector at each element's row or column (op: * or +)."""
     if region.dim == DIM_RUNTIME:
         along_n = e.new_label("VecN")
@@ -183,7 +184,7 @@ def _apply_vector(e: Emitter, w: _Regs, region: VectorRegion, t0: int, t1: int, 
         _apply_along(e, w, region, region.dim, t0, t1, add)
 
 
-def _apply_along(e: Emitter, w: _Regs, region: VectorRegion, dim: int, t0: int, t1: int, add: bool) -> None:
+def _apply_along(e: Emitter, w: Regs, region: VectorRegion, dim: int, t0: int, t1: int, add: bool) -> None:
     isa, plan = e.isa, e.plan
     cd = plan.mfma.cd_regs
     if plan.integer:
@@ -194,55 +195,58 @@ def _apply_along(e: Emitter, w: _Regs, region: VectorRegion, dim: int, t0: int, 
         reads = {4: isa.ds_read_b128, 2: isa.ds_read_b64, 1: isa.ds_read_b32}
         for first, row, length in plan.lanes.row_runs:
             offset = region.lds_offset + (t0 * plan.mfma.m + row) * 4
-            e(reads[length](w.c[first:first + length], w.lds_row, mods=DS(offset=offset)))
+            e(reads[length](w.c[first:first + length], w["lds_row"], mods=DS(offset=offset)))
         e.wait(lgkmcnt=0)
         e(op(w.values[i], w.c[i], w.values[i]) for i in range(cd))
     else:
         offset = region.lds_offset + t1 * plan.mfma.n * 4
-        e(isa.ds_read_b32(w.c[0], w.lds_col, mods=DS(offset=offset)))
+        e(isa.ds_read_b32(w.c[0], w["lds_col"], mods=DS(offset=offset)))
         e.wait(lgkmcnt=0)
         e(op(w.values[i], w.c[0], w.values[i]) for i in range(cd))
 
 
-def _before_c(e: Emitter, w: _Regs, t0: int, t1: int) -> None:
-    """alpha and the scale vectors (everything before beta * C)."""
+@attrs.frozen(slots=True)
+class Step:
+    """What an epilogue feature's GEMM step reads: the emitter, the working registers, the block
+    (t0, t1), on edge tiles each value's row and the lane's row limit (`guard`: elements outside
+    the problem are not stored to E and add nothing to amax), and the block column's soffset in E."""
+
+    e: Emitter
+    w: Regs
+    t0: int
+    t1: int
+    guard: tuple[list[int], Reg] | None = None
+    soff_e: Reg | Special | int = 0
+
+    @property
+    def feat(self) -> EpilogueFeatures:
+        return self.e.plan.epilogue
+
+    @property
+    def values(self) -> list[Reg]:
+        return [self.w.values[i] for i in range(self.e.plan.mfma.cd_regs)]
+
+    def apply_vector(self, name: str, add: bool) -> None:
+        """values (op)= the staged vector `name` at each element's row or column (op: + or *)."""
+        for region in self.e.plan.vectors:
+            if region.name == name:
+                _apply_vector(self.e, self.w, region, self.t0, self.t1, add)
+
+
+def _before_c(e: Emitter, w: Regs, t0: int, t1: int) -> None:
+    """alpha and the features' steps before beta * C (the scale vectors)."""
     _alpha(e, w, e.plan.mfma.cd_regs)
-    for region in e.plan.vectors:
-        if region.name != "bias":
-            _apply_vector(e, w, region, t0, t1, add=False)
+    step = Step(e, w, t0, t1)
+    for f in epi.steps(e.plan.epilogue, BEFORE_C):
+        f.gemm_step(step)
 
 
-def _after_c(e: Emitter, w: _Regs, t0: int, t1: int, guard: tuple[list[int], Reg] | None = None,
+def _after_c(e: Emitter, w: Regs, t0: int, t1: int, guard: tuple[list[int], Reg] | None = None,
              soff_e: Reg | Special | int = 0) -> None:
-    """bias, E, activation, amax and scaleD (everything after beta * C); `guard` (edge tiles): each
-    value's row and the lane's row limit, so elements outside the problem are not stored to E and
-    add nothing to amax; `soff_e`: the block column's soffset in E."""
-    plan, r = e.plan, e.r
-    feat = plan.epilogue
-    cd = plan.mfma.cd_regs
-    values = [w.values[i] for i in range(cd)]
-    for region in plan.vectors:
-        if region.name == "bias":
-            _apply_vector(e, w, region, t0, t1, add=True)
-    if feat.use_e:
-        def rnd(reg: Reg) -> None:
-            bf16_round(e, reg, w.t, r.stmp[6], w.nan)
-        if guard is None:
-            e_output.store_full(e, w.values[0:cd], w.c[0:cd], w.off_e, soff_e, t0, rnd)
-        else:
-            e_output.store_edge(e, w.values[0:cd], w.c[0:cd], w.addr_e, guard[0], guard[1], rnd)
-    if feat.activation != "none":
-        activation.apply(e, feat.activation, values, w.t, r.arg("activationType"), r.arg("activationAlpha"),
-                         r.arg("activationBeta"), integer=plan.integer)
-    if feat.amax_d:
-        if guard is None:
-            amax.update(e, w.amax, values, w.t)
-        else:
-            rows, limit = guard
-            for value, row in zip(values, rows, strict=True):
-                amax.update_guarded(e, w.amax, value, row, limit, w.t)
-    if feat.scale_cd:
-        e(e.isa.v_mul_f32(v, scale_d(e), v) for v in values)
+    """The features' steps after beta * C (bias, E, activation, amax, scaleD)."""
+    step = Step(e, w, t0, t1, guard, soff_e)
+    for f in epi.steps(e.plan.epilogue, AFTER_C):
+        f.gemm_step(step)
 
 
 def _store_mods(e: Emitter, offset: int) -> Buf:
@@ -250,7 +254,7 @@ def _store_mods(e: Emitter, offset: int) -> Buf:
     return Buf(offen=True, offset=offset, cache=CachePolicy(slc=True) if e.plan.arch.force_store_sc1 else NO_CACHE)
 
 
-def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg | Special | int,
+def _full_block(e: Emitter, w: Regs, t0: int, t1: int, beta: bool, soff_d: Reg | Special | int,
                 soff_c: Reg | Special | int, soff_e: Reg | Special | int) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     cd = plan.mfma.cd_regs
@@ -311,7 +315,7 @@ def _full_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
         e.nops(1)
 
 
-def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg | Special | int,
+def _edge_block(e: Emitter, w: Regs, t0: int, t1: int, beta: bool, soff_d: Reg | Special | int,
                 soff_c: Reg | Special | int, soff_e: Reg | Special | int) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     vcc = plan.arch.vcc
@@ -330,7 +334,7 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
     # addresses of the block column
     columns = [(w.addr_d, w.off_d, soff_d), (w.addr_c, w.off_c, soff_c)]
     if plan.epilogue.use_e:
-        columns.append((w.addr_e, w.off_e, soff_e))
+        columns.append((w["addr_e"], w["off_e"], soff_e))
     for addr, off, soff in columns:
         if not isinstance(soff, Reg):
             e(isa.v_mov_b32(addr, off))
@@ -372,8 +376,8 @@ def _edge_block(e: Emitter, w: _Regs, t0: int, t1: int, beta: bool, soff_d: Reg 
         e(store(val, r.vtmp[0], r.srd_d, e.soff0, mods=_store_mods(e, row * bpe)))
 
 
-def _variant(e: Emitter, w: _Regs, edge: bool, beta: bool, end: Label | None) -> None:
-    """One variant's stores; then the end of the program, or a branch to `end` (the amax stage)."""
+def _variant(e: Emitter, w: Regs, edge: bool, beta: bool, end: Label | None) -> None:
+    """One variant's stores; then the end of the program, or a branch to `end` (a feature's finish)."""
     plan = e.plan
     wt0, wt1 = plan.wave_tile
     # layouts without runs of four rows (gfx11) store every tile element by element
@@ -394,20 +398,24 @@ def epilogue(e: Emitter) -> None:
     if plan.lsu > 1:
         # LocalSplitU: group 0's waves sum every group's partials and write the tile (lsu.py)
         lsu.reduce(e)
-    prepare_scalars(e)
+    for f in epi.active(plan.epilogue):
+        f.gemm_prepare(e)
     stage_vectors(e)
     if plan.lsu > 1:
         lsu.end_others(e)
-    w = _Regs(e)
+    w = Regs(e)
     _lane_coordinates(e, w)
     if DataType.B in (plan.dest_type, plan.e_type if plan.epilogue.use_e else None):
         # constants of the bf16 rounding (of D or E), for every variant
         e(isa.s_movk_i32(r.stmp[6], 0x7FFF), isa.v_mov_b32(w.nan, BF16_NAN))
     elif plan.dest_type.is_8bit_float:
         e(isa.s_movk_i32(r.stmp[6], CLASS_NAN_INF))
-    end = e.new_label("AmaxD") if plan.epilogue.amax_d else None
-    if end is not None:
-        amax.start(e, w.amax)
+    features = epi.active(plan.epilogue)
+    finishing = [f for f in features if f.finishes]
+    assert len(finishing) <= 1, "one feature at most ends the epilogue"
+    end = e.new_label(finishing[0].name) if finishing else None
+    for f in features:
+        f.gemm_start(e, w)
     edge_label = e.new_label("EdgeTile")
     e(isa.s_cmp_lg_u32(r.edge, 0), isa.s_cbranch_scc1(edge_label))
     for edge in (False, True):
@@ -421,4 +429,4 @@ def epilogue(e: Emitter) -> None:
         _variant(e, w, edge, False, end)
     if end is not None:
         e.label(end)
-        amax.finish(e, w.amax)
+        finishing[0].gemm_finish(e, w)

@@ -1,5 +1,6 @@
-"""What the fused epilogue of a problem type computes and which runtime arguments it takes, decided
-once from the problem type the way upstream's kernel writer reads it.
+"""The epilogue flags of a problem type, decided once the way upstream's kernel writer reads them
+(what each feature does with them, its arguments and its steps: epi/), and where staged vectors sit
+in LDS.
 
 Two readings follow upstream's kernels rather than its documentation (spec/epilogue_semantics.md §7):
 - the activation selector is honoured only when the problem type has an `Activation` key and names
@@ -9,6 +10,8 @@ Two readings follow upstream's kernels rather than its documentation (spec/epilo
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import attrs
 
@@ -95,33 +98,25 @@ def epilogue_features(pt: ProblemType) -> EpilogueFeatures:
 
 @attrs.frozen(slots=True)
 class VectorRegion:
-    """One staged vector: which argument, along which dimension, where in LDS, how many elements."""
+    """One staged vector: which one (and its pointer argument), along which dimension, where in LDS,
+    how many elements."""
 
     name: str        # "scaleA", "scaleB", "scaleAlphaVec" or "bias"
+    argument: str    # the kernel argument holding its address
     dim: int         # DIM_M, DIM_N or DIM_RUNTIME
     lds_offset: int  # bytes
     length: int      # elements staged (the macro tile rounded up to whole passes of the threads)
 
-    @property
-    def argument(self) -> str:
-        return {"scaleA": "AddressScaleA", "scaleB": "AddressScaleB",
-                "scaleAlphaVec": "AddressScaleAlphaVec", "bias": "bias"}[self.name]
 
-
-def vector_regions(feat: EpilogueFeatures, macro_tile: tuple[int, int], threads: int) -> tuple[VectorRegion, ...]:
-    """The LDS regions of the staged vectors, in the order the epilogue applies them."""
-    wanted: list[tuple[str, int]] = []
-    if feat.scale_ab == "Vector":
-        wanted += [("scaleA", DIM_M), ("scaleB", DIM_N)]
-    if feat.scale_alpha_vec:
-        wanted.append(("scaleAlphaVec", feat.factor_dim))
-    if feat.bias_read:
-        wanted.append(("bias", feat.factor_dim))
+def vector_regions(wanted: Sequence[tuple[str, str, int]], macro_tile: tuple[int, int],
+                   threads: int) -> tuple[VectorRegion, ...]:
+    """The LDS regions of the staged vectors `wanted` ((name, argument, dimension), in the order the
+    epilogue applies them: the features' `lds_vectors`), one after the other, 16-byte aligned."""
     out, offset = [], 0
-    for name, dim in wanted:
+    for name, argument, dim in wanted:
         tile = {DIM_M: macro_tile[0], DIM_N: macro_tile[1]}.get(dim, max(macro_tile))
         length = -(-tile // threads) * threads
-        out.append(VectorRegion(name, dim, offset, length))
+        out.append(VectorRegion(name, argument, dim, offset, length))
         offset += -(-length * 4 // 16) * 16
     return tuple(out)
 

@@ -83,12 +83,16 @@ class RegisterMap:
 
 
 def epilogue_registers(plan: GemmPlan) -> int:
-    """Working VGPRs of the epilogue (see epilogue._Regs): four per-lane coordinates, the block's
-    values and C values, then the row limit, two addresses, a temporary and a constant, and with
-    staged vectors the lane's LDS addresses of its rows and of its column, and with OutputAmaxD the
-    lane's running max, and with UseE the lane's offset into the E tile and an address."""
-    return (4 + 2 * plan.mfma.cd_regs + 5 + (2 if plan.vectors else 0) + (1 if plan.epilogue.amax_d else 0)
-            + (2 if plan.epilogue.use_e else 0))
+    """Working VGPRs of the epilogue (see epilogue.Regs): four per-lane coordinates, the block's
+    values and C values, then the row limit, two addresses, a temporary and a constant, then the
+    epilogue features' own (epi/)."""
+    # imported here: the features' steps use the emitting helpers, which read this module
+    from tensile_lite.asm.gemm.epi.order import gemm_registers
+    return 4 + 2 * plan.mfma.cd_regs + COMMON_EPILOGUE_REGISTERS + len(gemm_registers(plan.epilogue))
+
+
+# the row limit, the addresses of C and D, a temporary and the bf16 NaN pattern (epilogue.Regs)
+COMMON_EPILOGUE_REGISTERS = 5
 
 
 def _operand(regs: Registers, op: OperandPlan) -> tuple[Reg, ...]:

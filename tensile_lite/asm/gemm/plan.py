@@ -369,13 +369,15 @@ def build_plan(sol: Solution) -> GemmPlan:
                                            f"{limit} are addressable")
     if mfma.acc_type == "i32" and sol.runtime.global_split_u != 1:
         raise Unsupported("GSU>1", "split-K partial sums are not built for int32 accumulators")
+    # imported here: the features' steps use the emitting helpers, which read this module
+    from tensile_lite.asm.gemm.epi import order as epi
     feat = epilogue_features(pt)
-    vectors = vector_regions(feat, (mt0, mt1), threads)
+    vectors = vector_regions(epi.lds_vectors(feat), (mt0, mt1), threads)
     # the vectors, and then the amax reduction (an f32 per thread, amax.py), reuse the tiles' LDS once
     # the main loop is done
     acc_regs = sol.mi_wave_tile[0] * sol.mi_wave_tile[1] * mfma.cd_regs
     lsu_bytes = (lsu - 1) * sol.mi_wave_group[0] * sol.mi_wave_group[1] * lanes.wave * acc_regs * 4
-    lds_bytes = max(lds_base, staging_bytes(vectors), 4 * threads if feat.amax_d else 0, lsu_bytes)
+    lds_bytes = max(lds_base, staging_bytes(vectors), epi.lds_bytes(feat, threads), lsu_bytes)
     if lds_bytes > limit:
         raise Unsupported("resources:LDS", f"the epilogue needs {lds_bytes} bytes of LDS; at most "
                                            f"{limit} are addressable")

@@ -39,17 +39,22 @@ import attrs
 
 from tensile_lite.asm.arch import Arch, get_arch
 from tensile_lite.asm.arith import udiv_vector
-from tensile_lite.asm.gemm import activation
-from tensile_lite.asm.gemm.abi import GemmProblem, scalar_bytes
+from tensile_lite.asm.gemm.abi import GemmProblem, declared_argument, scalar_bytes
 from tensile_lite.asm.gemm.convert import bf16_round
 from tensile_lite.asm.gemm.emit import Emitter
-from tensile_lite.asm.gemm.features import (
-    DIM_M,
-    DIM_N,
-    DIM_RUNTIME,
-    activation_argument_count,
-    epilogue_features,
+from tensile_lite.asm.gemm.epi import order as epi
+from tensile_lite.asm.gemm.epi.base import (
+    AFTER_C,
+    BEFORE_C,
+    CONV_AFTER_STRIDES,
+    CONV_LEAD,
+    CONV_POINTERS,
+    CONV_STRIDES,
+    CONV_TAIL,
+    CONV_VALUES,
+    E_TYPE,
 )
+from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, EpilogueFeatures, epilogue_features
 from tensile_lite.asm.gemm.layout import RegisterMap
 from tensile_lite.asm.gemm.plan import GemmPlan
 from tensile_lite.asm.kernel import KernelArgument, KernelSpec, kernel_header, kernel_trailer, pack_arguments
@@ -87,39 +92,15 @@ def bucket(gsu: int) -> int:
     return min(p, SPLIT_PGR)
 
 
-def _activation_suffix(pt: ProblemType) -> str:
-    feat = epilogue_features(pt)
-    if feat.activation == "none":
-        return ""
-    return ("_A" if feat.activation == "all" else "_HA") + feat.activation_compute.letter
-
-
 def kernel_name(pt: ProblemType, bias_type: DataType | None, gsu_bucket: int, vw: int) -> str:
     """The name the runtime looks up for this problem type, bias type (None without bias), GSU
-    bucket and vector width."""
+    bucket and vector width: each active epilogue feature adds its part (epi/), in the runtime's order."""
     feat = epilogue_features(pt)
     c_names = "ijk"[:pt.num_indices_c]
     name = f"C{c_names}_S{pt.dest_type.letter}"
     if pt.grouped_gemm:
         name += "_GG"
-    if feat.bias_read:
-        assert bias_type is not None
-        name += f"_Bias{bias_type.letter}"
-    if feat.factor_dim == DIM_N:
-        name += "_FDN"
-    elif feat.factor_dim == DIM_RUNTIME:
-        name += "_FDMN"
-    if feat.use_e:
-        name += f"_Aux{pt.e_type.letter}"
-    name += _activation_suffix(pt)
-    if feat.scale_ab == "Scalar":
-        name += "_ScaleAB"
-    elif feat.scale_ab == "Vector":
-        name += "_ScaleABVec"
-    if feat.scale_cd:
-        name += "_ScaleCD"
-    if feat.scale_alpha_vec:
-        name += "_ScaleAlphaVec"
+    name += "".join(f.name_part(pt, feat, bias_type) for f in epi.by_rank(epi.active(feat), "name_rank"))
     return f"{name}_PostGSU{gsu_bucket}_VW{vw}"
 
 
@@ -148,37 +129,27 @@ def variants(pt: ProblemType) -> tuple[Variant, ...]:
 # ---- arguments ---------------------------------------------------------------------------------------
 
 def arguments(pt: ProblemType) -> tuple[KernelArgument, ...]:
-    """The per-GEMM arguments in the runtime's order (the whole argument list of a non-grouped kernel)."""
+    """The per-GEMM arguments in the runtime's order (the whole argument list of a non-grouped kernel):
+    the kernel's own, with each active epilogue feature's in its section, placed by its rank."""
     feat = epilogue_features(pt)
     dims = pt.num_indices_c
     dest = pt.dest_type.value_type
-    args: list[KernelArgument] = []
-    if feat.use_e:
-        args.append(KernelArgument.pointer("E", pt.e_type.value_type))
+    roles = {E_TYPE: pt.e_type.value_type}
+    sections: dict[int, list[KernelArgument]] = {}
+    for f in epi.by_rank(epi.active(feat), "conversion_rank"):
+        for section, declared in f.conversion_arguments(pt, feat).items():
+            sections.setdefault(section, []).extend(declared_argument(a, roles) for a in declared)
+    args = list(sections.get(CONV_LEAD, ()))
     args += [KernelArgument.pointer("D", dest), KernelArgument.pointer("WS", "f32"), KernelArgument.pointer("C", dest)]
-    if feat.bias_read:
-        args.append(KernelArgument.pointer("bias", "void"))
-    if feat.scale_ab:
-        args += [KernelArgument.pointer("scaleA", "f32"), KernelArgument.pointer("scaleB", "f32")]
-    if feat.scale_cd:
-        args += [KernelArgument.pointer("scaleC", "f32"), KernelArgument.pointer("scaleD", "f32")]
-    if feat.scale_alpha_vec:
-        args.append(KernelArgument.pointer("scaleAlphaVec", "f32"))
+    args += sections.get(CONV_POINTERS, ())
     args += [KernelArgument.value("alpha", "f32"), KernelArgument.value("beta", "f32")]
-    if feat.activation != "none":
-        args += [KernelArgument.value(f"activation_{i}", "f32")
-                 for i in range(activation_argument_count(feat.activation))]
-        args.append(KernelArgument.value("activationType", "u32"))
-    strides = [f"{t}{i}" for t in (("strideE",) if feat.use_e else ()) + ("strideD", "strideW", "strideC")
-               for i in range(1, dims)]
-    args += [KernelArgument.value(s, "u32") for s in strides]
-    if feat.bias_read:
-        args.append(KernelArgument.value("strideBias", "u32"))
+    args += sections.get(CONV_VALUES, ())
+    args += sections.get(CONV_STRIDES, ())
+    args += [KernelArgument.value(f"{t}{i}", "u32") for t in ("strideD", "strideW", "strideC") for i in range(1, dims)]
+    args += sections.get(CONV_AFTER_STRIDES, ())
     args += [KernelArgument.value(f"size_{i}", "u32") for i in range(dims)]
     args.append(KernelArgument.value("gsu", "u32"))
-    if feat.has_factor_dim_arg or feat.scale_alpha_vec:
-        # the runtime appends factorDim whenever ScaleAlphaVec is used, whatever its dimension
-        args.append(KernelArgument.value("factorDim", "u32"))
+    args += sections.get(CONV_TAIL, ())
     return tuple(args)
 
 
@@ -300,12 +271,27 @@ class _Regs:
         self.val = v.alloc(vw, align=vw, name="val")
 
 
+@attrs.frozen(slots=True)
+class ConversionStep:
+    """What an epilogue feature's conversion step reads: the writer (its registers and loaders), the
+    features, the factor dimension (True: M, False: N, None: the run-time factorDim) and whether the
+    problem is batched."""
+
+    writer: _Writer
+    feat: EpilogueFeatures
+    along_m: bool | None
+    batched: bool
+
+
 class _Writer:
     def __init__(self, arch: Arch, variant: Variant, code_object_version: int) -> None:
         self.arch = arch
         self.variant = variant
         self.pt = variant.problem_type
         self.feat = epilogue_features(self.pt)
+        along = {DIM_M: True, DIM_N: False, DIM_RUNTIME: None}[self.feat.factor_dim] if (
+            self.feat.bias_read or self.feat.scale_alpha_vec) else True
+        self.step = ConversionStep(self, self.feat, along, self.pt.num_indices_c == 3)
         self.grouped = self.pt.grouped_gemm
         self.record = pack_arguments(arguments(self.pt))
         top = GROUPED_ARGUMENTS if self.grouped else arguments(self.pt)
@@ -340,24 +326,24 @@ class _Writer:
                     pos += width
                     break
 
-    def _resource(self, srd: Reg, pointer: Reg) -> None:
+    def resource(self, srd: Reg, pointer: Reg) -> None:
         """A buffer over all of memory from `pointer`, or none at all (reads give 0) when it is null."""
         isa, e, t = self.isa, self.e, self.r.t
         e(isa.s_mov_b32(srd[0], pointer[0]), isa.s_mov_b32(srd[1], pointer[1]))
         e(isa.s_or_b32(t[7], pointer[0], pointer[1]), isa.s_cmp_eq_u32(t[7], 0))
         e(isa.s_cselect_b32(srd[2], 0, 0xFFFFFFFF), isa.s_mov_b32(srd[3], self.arch.srd_word3))
 
-    def _skip_if_null(self, pointer: Reg) -> object:
+    def skip_if_null(self, pointer: Reg) -> object:
         """A label to branch to when `pointer` is null (the branch is emitted)."""
         isa, e, t = self.isa, self.e, self.r.t
         skip = e.new_label("Null")
         e(isa.s_or_b32(t[7], pointer[0], pointer[1]), isa.s_cmp_eq_u32(t[7], 0), isa.s_cbranch_scc1(skip))
         return skip
 
-    def _scalar(self, dst: Reg, pointer: Reg) -> None:
+    def scalar(self, dst: Reg, pointer: Reg) -> None:
         """dst = the f32 at pointer, 1.0 when null."""
         isa, e = self.isa, self.e
-        skip = self._skip_if_null(pointer)
+        skip = self.skip_if_null(pointer)
         e(isa.s_load_dword(dst, pointer, 0))
         e.wait(lgkmcnt=0)
         done = e.new_label("Loaded")
@@ -366,7 +352,7 @@ class _Writer:
         e(isa.s_mov_b32(dst, 1.0))
         e.label(done)
 
-    def _load_f32(self, dst: Reg, offset: Reg, srd: Reg, dt: DataType, imm: int = 0) -> None:
+    def load_f32(self, dst: Reg, offset: Reg, srd: Reg, dt: DataType, imm: int = 0) -> None:
         """dst = element (dt) at byte offset + imm of srd, as f32."""
         isa, e = self.isa, self.e
         mods = Buf(offen=True, offset=imm)
@@ -378,7 +364,7 @@ class _Writer:
             e.wait(vmcnt=0)
             e(isa.v_cvt_f32_f16(dst, dst) if dt is DataType.H else isa.v_lshlrev_b32(dst, 16, dst))
 
-    def _store(self, value: Reg, offset: Reg, srd: Reg, dt: DataType, imm: int) -> None:
+    def store(self, value: Reg, offset: Reg, srd: Reg, dt: DataType, imm: int) -> None:
         """Store f32 `value` as dt (RNE) at byte offset + imm; `value` is rounded in place."""
         isa, e, r = self.isa, self.e, self.r
         cache = CachePolicy(slc=True) if self.arch.force_store_sc1 else NO_CACHE
@@ -451,7 +437,7 @@ class _Writer:
         else:
             e(isa.v_mov_b32(v["n"], vt[0]), isa.v_mov_b32(v["b"], 0))
 
-    def _offset(self, dst: Reg, ld: Reg, batch: Reg | None, bpe: int) -> None:
+    def offset(self, dst: Reg, ld: Reg, batch: Reg | None, bpe: int) -> None:
         """dst = (m + n * ld + b * batch) * bpe."""
         isa, e, v = self.isa, self.e, self.r.v
         e(isa.v_mul_lo_u32(dst, v["n"], ld), isa.v_add_u32(dst, dst, v["m"]))
@@ -464,7 +450,7 @@ class _Writer:
         vw = self.variant.vw
         s = r.scal
         ws = r.srd["WS"]
-        self._resource(ws, self.arg("WS"))
+        self.resource(ws, self.arg("WS"))
         e(isa.s_lshl_b32(s["slice"], s["total"], 2))
         e(isa.v_lshlrev_b32(r.v["woff"], 2, r.v["id0"]))
         e(isa.v_mov_b32(r.acc[j], 0) for j in range(vw))
@@ -478,37 +464,31 @@ class _Writer:
         e(isa.s_cmp_lg_u32(s["count"], 0), isa.s_cbranch_scc1(loop))
 
     def scalars(self) -> None:
-        """alpha' and beta' (ScaleAB Scalar, ScaleCD folded in), scaleD."""
+        """alpha, beta and scaleD (1.0), then the features' preparation (ScaleAB Scalar and ScaleCD
+        fold their scales in)."""
         isa, e, r = self.isa, self.e, self.r
-        s, t, x = r.scal, r.t, r.v["x"]
+        s = r.scal
         e(isa.s_mov_b32(s["alpha"], self.arg("alpha")), isa.s_mov_b32(s["beta"], self.arg("beta")))
         e(isa.s_mov_b32(s["scaleD"], 1.0))
-        if self.feat.scale_ab == "Scalar":
-            self._scalar(t[0], self.arg("scaleA"))
-            self._scalar(t[1], self.arg("scaleB"))
-            e(isa.v_mov_b32(x, s["alpha"]), isa.v_mul_f32(x, t[0], x), isa.v_mul_f32(x, t[1], x))
-            e(isa.v_readfirstlane_b32(s["alpha"], x))
-        if self.feat.scale_cd:
-            self._scalar(t[0], self.arg("scaleC"))
-            e(isa.v_mov_b32(x, s["beta"]), isa.v_mul_f32(x, t[0], x), isa.v_readfirstlane_b32(s["beta"], x))
-            self._scalar(s["scaleD"], self.arg("scaleD"))
+        for f in epi.active(self.feat):
+            f.conversion_prepare(self.step)
         if DataType.B in (self.pt.dest_type, self.pt.e_type if self.feat.use_e else None):
             e(isa.s_movk_i32(s["k7fff"], 0x7FFF), isa.v_mov_b32(r.v["nan"], BF16_NAN))
 
-    def _vector_multiply(self, name: str, along_m: bool | None) -> None:
+    def vector_multiply(self, name: str, along_m: bool | None) -> None:
         """acc[j] *= vector[f_j] (f32), skipped when the vector is null; along_m None: factorDim."""
         isa, e, r = self.isa, self.e, self.r
         srd = r.srd["X"]
         pointer = self.arg(name)
-        skip = self._skip_if_null(pointer)
-        self._resource(srd, pointer)
+        skip = self.skip_if_null(pointer)
+        self.resource(srd, pointer)
         for j in range(self.variant.vw):
-            self._factor_offset(j, along_m, 4)
-            self._load_f32(r.v["x"], r.v["f"], srd, DataType.S)
+            self.factor_offset(j, along_m, 4)
+            self.load_f32(r.v["x"], r.v["f"], srd, DataType.S)
             e(isa.v_mul_f32(r.acc[j], r.acc[j], r.v["x"]))
         e.label(skip)  # type: ignore[arg-type]
 
-    def _factor_offset(self, j: int, along_m: bool | None, bpe: int, batch_stride: Reg | None = None) -> None:
+    def factor_offset(self, j: int, along_m: bool | None, bpe: int, batch_stride: Reg | None = None) -> None:
         """v.f = byte offset of element j's factor (m + j or n, plus b * batch_stride) in a vector."""
         isa, e, r = self.isa, self.e, self.r
         v, vcc = r.v, self.arch.vcc
@@ -527,60 +507,39 @@ class _Writer:
         e.v_mul_const(f, f, bpe)
 
     def epilogue(self) -> None:
+        """alpha, beta' * C and the epilogue features' steps, in the GEMM epilogue's order (epi/)."""
         isa, e, r = self.isa, self.e, self.r
         feat, pt = self.feat, self.pt
         vw = self.variant.vw
         s, v = r.scal, r.v
-        along = {DIM_M: True, DIM_N: False, DIM_RUNTIME: None}[feat.factor_dim] if (
-            feat.bias_read or feat.scale_alpha_vec) else True
-        batched = pt.num_indices_c == 3
-        if feat.scale_ab == "Vector":
-            self._vector_multiply("scaleA", True)
-            self._vector_multiply("scaleB", False)
+        step = self.step
+        before = epi.steps(feat, BEFORE_C)
+        for f in before:
+            if f.before_alpha:
+                f.conversion_step(step)
         e(isa.v_mul_f32(r.acc[j], s["alpha"], r.acc[j]) for j in range(vw))
-        if feat.scale_alpha_vec:
-            self._vector_multiply("scaleAlphaVec", along)
+        for f in before:
+            if not f.before_alpha:
+                f.conversion_step(step)
         # beta' * C: skipped when beta' is +-0 (upstream compares as a float)
         no_c = e.new_label("NoC")
         e(isa.s_and_b32(r.t[0], s["beta"], 0x7FFFFFFF), isa.s_cmp_eq_u32(r.t[0], 0), isa.s_cbranch_scc1(no_c))
         c = r.srd["C"]
-        self._resource(c, self.arg("C"))
-        self._offset(v["coff"], self.arg("strideC1"), self.arg("strideC2") if batched else None, pt.dest_type.num_bytes)
+        self.resource(c, self.arg("C"))
+        self.offset(v["coff"], self.arg("strideC1"), self.arg("strideC2") if step.batched else None,
+                    pt.dest_type.num_bytes)
         for j in range(vw):
-            self._load_f32(v["x"], v["coff"], c, pt.dest_type, j * pt.dest_type.num_bytes)
+            self.load_f32(v["x"], v["coff"], c, pt.dest_type, j * pt.dest_type.num_bytes)
             e(isa.v_mul_f32(v["x"], s["beta"], v["x"]), isa.v_add_f32(r.acc[j], r.acc[j], v["x"]))
         e.label(no_c)
-        if feat.bias_read:
-            srd = r.srd["X"]
-            bias_type = self.variant.bias_type
-            assert bias_type is not None
-            skip = self._skip_if_null(self.arg("bias"))
-            self._resource(srd, self.arg("bias"))
-            for j in range(vw):
-                self._factor_offset(j, along, bias_type.num_bytes, self.arg("strideBias") if batched else None)
-                self._load_f32(v["x"], v["f"], srd, bias_type)
-                e(isa.v_add_f32(r.acc[j], r.acc[j], v["x"]))
-            e.label(skip)  # type: ignore[arg-type]
-        if feat.use_e:
-            srd = r.srd["X"]
-            skip = self._skip_if_null(self.arg("E"))
-            self._resource(srd, self.arg("E"))
-            self._offset(v["eoff"], self.arg("strideE1"), self.arg("strideE2") if batched else None,
-                         pt.e_type.num_bytes)
-            for j in range(vw):
-                e(isa.v_mov_b32(v["x"], r.acc[j]))
-                self._store(v["x"], v["eoff"], srd, pt.e_type, j * pt.e_type.num_bytes)
-            e.label(skip)  # type: ignore[arg-type]
-        if feat.activation != "none":
-            activation.apply(e, feat.activation, [r.acc[j] for j in range(vw)], v["x"], self.arg("activationType"),
-                             self.arg("activation_0"), self.arg("activation_1"))
-        if feat.scale_cd:
-            e(isa.v_mul_f32(r.acc[j], s["scaleD"], r.acc[j]) for j in range(vw))
+        for f in epi.steps(feat, AFTER_C):
+            f.conversion_step(step)
         d = r.srd["D"]
-        self._resource(d, self.arg("D"))
-        self._offset(v["doff"], self.arg("strideD1"), self.arg("strideD2") if batched else None, pt.dest_type.num_bytes)
+        self.resource(d, self.arg("D"))
+        self.offset(v["doff"], self.arg("strideD1"), self.arg("strideD2") if step.batched else None,
+                    pt.dest_type.num_bytes)
         for j in range(vw):
-            self._store(r.acc[j], v["doff"], d, pt.dest_type, j * pt.dest_type.num_bytes)
+            self.store(r.acc[j], v["doff"], d, pt.dest_type, j * pt.dest_type.num_bytes)
         e(isa.s_endpgm())
 
     def text(self) -> str:

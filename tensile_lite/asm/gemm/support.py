@@ -26,8 +26,8 @@ from types import MappingProxyType
 
 from tensile_lite.asm.errors import RegisterOverflow
 from tensile_lite.asm.gemm.abi import is_multiple_buffer, is_split_k, solution_layout, splits_k
-from tensile_lite.asm.gemm.e_output import E_TYPES
-from tensile_lite.asm.gemm.features import BIAS_TYPES, epilogue_features
+from tensile_lite.asm.gemm.epi import order as epi
+from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.asm.gemm.layout import build_register_map
 from tensile_lite.asm.gemm.plan import Unsupported, build_plan
 from tensile_lite.asm.gemm.postgsu import supported as postgsu_supported
@@ -94,25 +94,15 @@ def _dtype_reason(sol: Solution) -> str | None:
 
 
 def _epilogue_reasons(pt: ProblemType) -> list[str]:
-    """The fused epilogue is built for f32 compute: scales, f32/f16/bf16 bias of either dimension,
-    the `all` / `hipblaslt_all` activations in f32 (gradients, E and amax are not)."""
+    """The fused epilogue is built for f32 compute (int32 for the features that say so): each active
+    feature's reasons (epi/), after the compute type's."""
     feat = epilogue_features(pt)
+    active = epi.active(feat)
     out = []
-    if pt.compute_type is DataType.I:
-        # int32 epilogues: ScaleAlphaVec (i32 vector) and the i32 activations (integer.py)
-        if feat.scale_ab or feat.scale_cd or feat.bias or feat.use_e or feat.amax_d:
-            out.append("epilogue compute type I")
-        if feat.activation != "none" and feat.activation_compute is not DataType.I:
-            out.append(f"ActivationComputeDataType:{feat.activation_compute.letter}")
-        return out
-    if feat.any and pt.compute_type is not DataType.S:
+    if any(pt.compute_type not in f.compute_types for f in active):
         out.append(f"epilogue compute type {pt.compute_type.letter}")
-    if feat.bias_read:
-        bad = [t.letter for t in feat.bias_types if t not in BIAS_TYPES]
-        if bad or not feat.bias_types:
-            out.append(f"Bias type:{'/'.join(bad) or 'none'}")
-    if feat.activation != "none" and feat.activation_compute is not DataType.S and not out:
-        out.append(f"ActivationComputeDataType:{feat.activation_compute.letter}")
+    for f in active:
+        out += f.reasons(pt, feat, out)
     return out
 
 
@@ -123,15 +113,10 @@ def _problem_reasons(sol: Solution) -> list[str]:
     if dtype:
         out.append(dtype)
     out += _epilogue_reasons(pt)
-    if pt.use_e and pt.e_type not in E_TYPES:
-        out.append(f"E type:{pt.e_type.letter}")
-    if pt.use_e and pt.dest_type not in (DataType.S, DataType.H, DataType.B):
-        # the fp8 packing's constant shares a register with the bf16 rounding E may need
-        out.append(f"E output with D type {pt.dest_type.letter}")
+    feat = epilogue_features(pt)
+    out += [r for f in epi.active(feat) for r in f.problem_reasons(pt, feat)]
     if pt.gradient:
         out.append("Gradient")
-    if pt.output_amax_d and pt.compute_type is not DataType.S:
-        out.append(f"AmaxD compute type {pt.compute_type.letter}")
     if pt.sparse:
         out.append("Sparse")
     if pt.stochastic_rounding:

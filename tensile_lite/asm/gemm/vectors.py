@@ -1,8 +1,8 @@
 """Stage 6a: the epilogue's inputs besides C, prepared once per workgroup before the stores.
 
-Scalars (spec/epilogue_semantics.md §1.1 steps 0 and 0'): alpha' = (alpha * scaleA) * scaleB and
-beta' = beta * scaleC in f32, overwriting the alpha and beta argument registers; scaleD is loaded
-over the low half of its pointer. A null scale pointer means 1.0.
+Scalars (spec/epilogue_semantics.md §1.1 steps 0 and 0'; the scale features' preparation, epi/scales.py):
+alpha' = (alpha * scaleA) * scaleB and beta' = beta * scaleC in f32, overwriting the alpha and beta
+argument registers; scaleD is loaded over the low half of its pointer. A null scale pointer means 1.0.
 
 Vectors (ScaleAB Vector, ScaleAlphaVec, bias): the workgroup's slice of each is copied to LDS as
 f32, one element per thread and pass, where every lane then reads the values of its rows (four at
@@ -23,7 +23,7 @@ from tensile_lite.model import DataType
 
 # ---- scalars -----------------------------------------------------------------------------------
 
-def _load_scale(e: Emitter, dst: Reg, pointer: Reg) -> None:
+def load_scale(e: Emitter, dst: Reg, pointer: Reg) -> None:
     """dst = *pointer (one f32), or 1.0 when the pointer is null."""
     isa = e.isa
     skip = e.new_label("ScaleNull")
@@ -33,27 +33,8 @@ def _load_scale(e: Emitter, dst: Reg, pointer: Reg) -> None:
     e.label(skip)
 
 
-def prepare_scalars(e: Emitter) -> None:
-    isa, r, feat = e.isa, e.r, e.plan.epilogue
-    t, v = r.stmp, r.vtmp
-    if feat.scale_ab == "Scalar":
-        _load_scale(e, t[0], r.arg("AddressScaleA"))
-        _load_scale(e, t[1], r.arg("AddressScaleB"))
-        alpha = r.arg("alpha")
-        e(isa.v_mov_b32(v[0], alpha), isa.v_mul_f32(v[0], t[0], v[0]), isa.v_mul_f32(v[0], t[1], v[0]))
-        e(isa.v_readfirstlane_b32(alpha, v[0]))
-    if feat.scale_cd:
-        _load_scale(e, t[0], r.arg("AddressScaleC"))
-        if e.plan.use_beta:
-            beta = r.arg("beta")
-            e(isa.v_mov_b32(v[0], beta), isa.v_mul_f32(v[0], t[0], v[0]), isa.v_readfirstlane_b32(beta, v[0]))
-        scale_d = r.arg("AddressScaleD")
-        _load_scale(e, t[0], scale_d)
-        e(isa.s_mov_b32(scale_d[0], t[0]))
-
-
 def scale_d(e: Emitter) -> Reg:
-    """The SGPR holding scaleD once `prepare_scalars` ran."""
+    """The SGPR holding scaleD once the ScaleCD feature's preparation ran."""
     return e.r.arg("AddressScaleD")[0]
 
 

@@ -1,0 +1,118 @@
+"""The bias (forward: t += bias[b * strideBias + f], spec/epilogue_semantics.md §1.1 step 6; a gradient
+bias only declares its arguments) and the factor dimension bias and ScaleAlphaVec share."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from tensile_lite.asm.gemm.epi.base import (
+    AFTER_C,
+    CONV_AFTER_STRIDES,
+    CONV_POINTERS,
+    CONV_TAIL,
+    VECTOR_REGISTERS,
+    Arg,
+    Feature,
+    ptr,
+    val,
+)
+from tensile_lite.asm.gemm.features import BIAS_TYPES, DIM_N, DIM_NONE, DIM_RUNTIME, EpilogueFeatures
+from tensile_lite.model import DataType, ProblemType
+
+if TYPE_CHECKING:
+    from tensile_lite.asm.gemm.epilogue import Step
+    from tensile_lite.asm.gemm.postgsu import ConversionStep
+
+
+@attrs.frozen(slots=True)
+class Bias(Feature):
+    name: str = "Bias"
+    stage: str = AFTER_C
+    gemm_rank: int = 4
+    conversion_rank: int = 1
+    name_rank: int = 1
+    register_rank: int = 1
+
+    def gemm_registers(self, feat: EpilogueFeatures) -> tuple[str, ...]:
+        return VECTOR_REGISTERS if feat.bias_read else ()
+
+    def lds_vectors(self, feat: EpilogueFeatures) -> tuple[tuple[str, str, int], ...]:
+        return (("bias", "bias", feat.factor_dim),) if feat.bias_read else ()
+
+    def active(self, feat: EpilogueFeatures) -> bool:
+        return bool(feat.bias)
+
+    def reasons(self, pt: ProblemType, feat: EpilogueFeatures, earlier: list[str]) -> list[str]:
+        if pt.compute_type is DataType.I or not feat.bias_read:
+            return []
+        bad = [t.letter for t in feat.bias_types if t not in BIAS_TYPES]
+        if bad or not feat.bias_types:
+            return [f"Bias type:{'/'.join(bad) or 'none'}"]
+        return []
+
+    def gemm_arguments(self, pt: ProblemType, feat: EpilogueFeatures, activation_fused: bool) -> tuple[Arg, ...]:
+        args = [ptr("bias", "void")]
+        if feat.needs_bias_type:
+            args += [val("biasType", "u32"), val("StrideBias", "u32")]
+        return tuple(args)
+
+    def conversion_arguments(self, pt: ProblemType, feat: EpilogueFeatures) -> dict[int, tuple[Arg, ...]]:
+        if not feat.bias_read:
+            return {}
+        return {CONV_POINTERS: (ptr("bias", "void"),), CONV_AFTER_STRIDES: (val("strideBias", "u32"),)}
+
+    def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
+        if not feat.bias_read:
+            return ""
+        assert bias_type is not None
+        return f"_Bias{bias_type.letter}"
+
+    def gemm_step(self, step: Step) -> None:
+        if step.feat.bias_read:
+            step.apply_vector("bias", add=True)
+
+    def conversion_step(self, step: ConversionStep) -> None:
+        if not step.feat.bias_read:
+            return
+        w = step.writer
+        r, v = w.r, w.r.v
+        srd = r.srd["X"]
+        bias_type = w.variant.bias_type
+        assert bias_type is not None
+        skip = w.skip_if_null(w.arg("bias"))
+        w.resource(srd, w.arg("bias"))
+        for j in range(w.variant.vw):
+            w.factor_offset(j, step.along_m, bias_type.num_bytes, w.arg("strideBias") if step.batched else None)
+            w.load_f32(v["x"], v["f"], srd, bias_type)
+            w.e(w.isa.v_add_f32(r.acc[j], r.acc[j], v["x"]))
+        w.e.label(skip)  # type: ignore[arg-type]
+
+
+@attrs.frozen(slots=True)
+class FactorDim(Feature):
+    """The dimension bias and ScaleAlphaVec run along: M, N, or the run-time `factorDim` argument.
+    No step of its own: the vector features read it."""
+
+    name: str = "FactorDim"
+    # no arithmetic of its own: the features that read it decide the compute types
+    compute_types: tuple[DataType, ...] = (DataType.S, DataType.I)
+    gemm_rank: int = 5
+    conversion_rank: int = 6
+    name_rank: int = 2
+
+    def active(self, feat: EpilogueFeatures) -> bool:
+        return feat.factor_dim != DIM_NONE
+
+    def gemm_arguments(self, pt: ProblemType, feat: EpilogueFeatures, activation_fused: bool) -> tuple[Arg, ...]:
+        return (val("factorDim", "u32"),) if feat.has_factor_dim_arg else ()
+
+    def conversion_arguments(self, pt: ProblemType, feat: EpilogueFeatures) -> dict[int, tuple[Arg, ...]]:
+        # the runtime appends factorDim whenever ScaleAlphaVec is used, whatever its dimension
+        if feat.has_factor_dim_arg or feat.scale_alpha_vec:
+            return {CONV_TAIL: (val("factorDim", "u32"),)}
+        return {}
+
+    def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
+        return {DIM_N: "_FDN", DIM_RUNTIME: "_FDMN"}.get(feat.factor_dim, "")
