@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from tensile_lite.asm.gemm.emit import Emitter
+from tensile_lite.asm.isa import Instruction
 from tensile_lite.asm.operands import Reg
 
 
@@ -68,7 +69,7 @@ class _Act:
         self.alpha = alpha
         self.beta = beta
 
-    def _trans(self, ins: object) -> None:
+    def _trans(self, ins: Instruction) -> None:
         self.e(ins)
         # gfx94x+: a transcendental result needs wait states before its use
         self.e.nops(self.trans_wait)

@@ -56,7 +56,8 @@ class Emitter:
             guard.issued(nop, n)
             wait -= n
         self.out.emit(ins)
-        guard.issued(ins, ins.operands[0] + 1 if ins.name == "s_nop" else 1)
+        count = ins.operands[0] if ins.name == "s_nop" else 0
+        guard.issued(ins, count + 1 if isinstance(count, int) else 1)
 
     def label(self, label: Label) -> None:
         self.guard.forget()

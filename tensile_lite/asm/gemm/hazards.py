@@ -151,7 +151,9 @@ class HazardGuard:
         if self.rules is None:
             return
         shape = self._shape_of(ins)
-        sdefs = vdefs = store = frozenset()
+        sdefs: frozenset[tuple[str, int]] = frozenset()
+        vdefs: frozenset[tuple[str, int]] = frozenset()
+        store: frozenset[tuple[str, int]] = frozenset()
         ops = ins.operands
         if shape.valu:
             written = frozenset().union(*(_slots(ops[n]) for n in shape.dests if n < len(ops)))
