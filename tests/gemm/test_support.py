@@ -188,3 +188,13 @@ def test_named_features_skip_the_plan_unless_details_need_it() -> None:
     """Features the checks name are the reasons as they are (no plan is built to explain them)."""
     sol = solution(problem_type("SS"), mi=(32, 32, 2), wave_tile=(8, 8), wave_group=(1, 1), depth_u=8, StreamK=3)
     assert decide(sol) == Rejected(("StreamK",), ("StreamK",))
+
+
+
+def test_named_shape_gets_the_plans_numbers() -> None:
+    """A named MI shape beside other named features: the reasons are the named features, the details
+    the plan's explanation with its numbers (as `generate` reports them)."""
+    verdict = decide(solution(_pt(Sparse=1), mi=(4, 4, 4)))
+    assert verdict.reasons == ("Sparse", "MI:4x4")
+    assert verdict.details == ("MI:4x4x4x1 (no f32 <- f16xf16 matrix instruction of shape 4x4x4 with 1 block(s) "
+                               "on gfx942)",)
