@@ -9,8 +9,7 @@ from pathlib import Path
 
 import attrs
 
-from tensile_lite.asm.gemm import GemmKernel, postgsu, runtime_overrides_read
-from tensile_lite.asm.gemm import unsupported_reasons as writer_unsupported
+from tensile_lite.asm.gemm import Decision, GemmKernel, decide, postgsu, runtime_overrides_read
 from tensile_lite.asm.gemm.abi import is_multiple_buffer
 from tensile_lite.asm.gemm.postgsu import ConversionKernel
 from tensile_lite.codeobj.assemble import assemble, link
@@ -126,35 +125,48 @@ def write_helper_code_object(toolchain, ap, dest: Path, options: BuildOptions) -
         move_file(linked / "library" / f"{dest.stem}.co", dest)
 
 
-def _sources_by_library(ap, kernel_source: Callable[..., object], cov: int):
-    """Kernels library by library, so each `.co` links (and its objects go) as early as possible."""
+def _sources_by_library(ap, kernel_source: Callable[..., object], verdict: Callable[[Solution], Decision],
+                        cov: int):
+    """Kernels library by library, so each `.co` links (and its objects go) as early as possible. Each
+    carries the gate's verdict on its solution, so the workers render it without deciding (or planning)
+    again."""
     seen: set[str] = set()
     for ph in ap.placeholders:
         for name in ph.kernel_names:
             if name not in seen:
                 seen.add(name)
-                yield kernel_source(ap.kernels[name].solution, name, code_object_version=cov)
+                sol = ap.kernels[name].solution
+                yield kernel_source(sol, name, code_object_version=cov, decision=verdict(sol))
 
 
 def build_library(req: TclRequest, staging: Path, log: Log,
-                  unsupported: Callable[[Solution], tuple[str, ...]] = writer_unsupported,
+                  gate: Callable[[Solution], Decision] = decide,
                   kernel_source: Callable[..., object] = GemmKernel.of,
                   failed_dir: Path | None = None) -> BuildSummary:
     """Write the complete library for `req` into `staging/library`; return what was written.
 
-    `unsupported` and `kernel_source` default to the GEMM writer; tests substitute stand-ins to check
-    the plumbing alone. A kernel that fails to assemble has its text kept in `failed_dir` (default:
+    `gate` (whose verdicts have `reasons`, empty when the solution is built) and `kernel_source` (given
+    the verdict as `decision`) default to the GEMM writer's; tests substitute stand-ins to check the
+    plumbing alone. The gate decides each solution once, here; the verdicts travel with the kernels.
+    A kernel that fails to assemble has its text kept in `failed_dir` (default:
     `staging/failed-kernels`, which goes with the staging: the driver passes a folder that stays)."""
     logic = read_selected(req, log)
-    missing = report_unsupported(logic, unsupported, req.strict, log)
-    reasons_by_key = {}
-    for lf in logic:
-        for pos, sol in enumerate(lf.solutions):
-            if (lf.path, pos) in missing:
-                reasons_by_key[id(sol)] = ", ".join(missing[(lf.path, pos)])
+    # Each solution is decided once. By id: the library plan hands back the very objects it was given,
+    # except a fallback file's, retargeted per architecture, which are decided when first seen; each
+    # entry holds its solution, so no id is reused while the build runs.
+    verdicts: dict[int, tuple[Solution, Decision]] = {
+        id(sol): (sol, gate(sol)) for lf in logic for sol in lf.solutions}
+
+    def verdict(sol: Solution) -> Decision:
+        entry = verdicts.get(id(sol))
+        if entry is None:
+            entry = verdicts[id(sol)] = (sol, gate(sol))
+        return entry[1]
+
+    report_unsupported(logic, lambda sol: verdict(sol).reasons, req.strict, log)
 
     def supported(sol: Solution) -> bool | str:
-        return reasons_by_key.get(id(sol)) or True
+        return ", ".join(verdict(sol).reasons) or True
 
     plan = build_plan(logic, archs=req.architectures or None, supported=supported)
     library = staging / "library"
@@ -180,7 +192,7 @@ def build_library(req: TclRequest, staging: Path, log: Log,
         co_plans = [CodeObjectPlan(p.name, ap.arch, p.kernel_names) for p in ap.placeholders if p.solutions]
         toolchain = toolchains[ap.arch]
         if co_plans:
-            sources = _sources_by_library(ap, kernel_source, req.code_object_version)
+            sources = _sources_by_library(ap, kernel_source, verdict, req.code_object_version)
             options = BuildOptions(jobs=jobs, code_object_version=req.code_object_version,
                                    keep_build_tmp=req.keep_build_tmp, tmp_parent=tmp_parent,
                                    progress="auto" if req.verbose >= 1 else "off", tool_timeout=req.tool_timeout,

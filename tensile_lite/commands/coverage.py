@@ -8,7 +8,7 @@ import json
 import sys
 from collections import Counter, defaultdict
 
-from tensile_lite.asm.gemm import unsupported_reasons
+from tensile_lite.asm.gemm import decide
 from tensile_lite.errors import TensileLiteError
 from tensile_lite.logic import find_logic_files, read_logic_file
 from tensile_lite.model import kernel_key
@@ -47,7 +47,7 @@ def collect(paths: list[str]) -> tuple[dict, list[dict]]:
             key = kernel_key(sol)
             solutions[arch] += 1
             kernels[arch].add(key)
-            reasons = unsupported_reasons(sol)
+            reasons = decide(sol).reasons  # the gate the build and the writer use
             if reasons:
                 blocked.update(reasons)
             else:

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from tensile_lite.asm.gemm import unsupported_reasons
+from tensile_lite.asm.gemm import (
+    Buildable,
+    Rejected,
+    build_plan,
+    decide,
+    generate,
+    solution_layout,
+    unsupported_details,
+    unsupported_reasons,
+)
 from tensile_lite.asm.gemm.abi import splits_k
+from tensile_lite.asm.gemm.preload import preload_dwords
 from tensile_lite.asm.gemm.support import TYPES
+from tensile_lite.errors import BuildError
 from tensile_lite.model import DataType, Params, ProblemType
 from tests.gemm.devset import logic_files
 from tests.gemm.solutions import TYPES as TYPE_NAMES
@@ -121,3 +132,69 @@ def test_dev_set_v1_solutions() -> None:
             assert all(t in (DataType.S, DataType.H, DataType.B) for t in pt.bias_data_types if pt.use_bias)
             epilogue += bool(pt.use_bias)
     assert supported >= 300 and epilogue >= 100
+
+
+def test_gate_verdict_is_what_generate_does() -> None:
+    """Every dev-set solution: a rejected one makes `generate` raise with the gate's details (and the
+    public names report the gate's reasons); a buildable one carries the plan, argument layout and
+    preload the writer derives from the solution, and renders from the verdict (one per architecture
+    and problem type here; the byte-identity check renders every kernel through `GemmKernel.of`)."""
+    rendered: set[tuple[str, str]] = set()
+    rejected = 0
+    for lf in logic_files():
+        for sol in lf.solutions:
+            verdict = decide(sol)
+            assert unsupported_reasons(sol) == verdict.reasons and unsupported_details(sol) == verdict.details
+            if isinstance(verdict, Rejected):
+                rejected += 1
+                assert verdict.reasons and len(verdict.details) <= len(verdict.reasons)
+                with pytest.raises(BuildError) as err:
+                    generate(sol)
+                assert err.value.message == "the GEMM writer does not support " + "; ".join(verdict.details)
+                continue
+            assert isinstance(verdict, Buildable) and verdict.reasons == ()
+            assert verdict.plan == build_plan(sol) and verdict.layout == solution_layout(sol)
+            assert verdict.preload == preload_dwords(sol)
+            key = (sol.arch, sol.problem_type.name)
+            if key not in rendered:
+                rendered.add(key)
+                assert f".amdhsa_kernel {sol.name}" in generate(sol, sol.name, decision=verdict)
+    assert rejected >= 40 and len(rendered) >= 20
+
+
+def test_rejected_verdict_is_not_rendered() -> None:
+    """A verdict handed to `generate` is trusted: a rejection raises without deciding again."""
+    sol = solution(problem_type("HHS"))
+    with pytest.raises(BuildError, match="does not support StreamK"):
+        generate(sol, decision=Rejected(("StreamK",), ("StreamK",)))
+
+
+@pytest.mark.parametrize("kwargs, reason, numbers", [
+    ({"wave_tile": (8, 8), "depth_u": 32}, "resources:LDS", "131072 bytes of LDS"),
+    ({"wave_tile": (8, 8), "wave_group": (1, 1), "depth_u": 8}, "resources:AGPR", "1024 more AGPRs"),
+])
+def test_plan_objections_are_reasons_with_numbers(kwargs: dict, reason: str, numbers: str) -> None:
+    """The plan's and the register map's objections come through the gate in the same pass: the short
+    feature for ranking, the numbers in the details (and in generate's error)."""
+    sol = solution(problem_type("SS"), mi=(32, 32, 2), **kwargs)
+    verdict = decide(sol)
+    assert verdict.reasons == (reason,)
+    assert len(verdict.details) == 1 and verdict.details[0].startswith(f"{reason} (") and numbers in verdict.details[0]
+    with pytest.raises(BuildError, match=numbers):
+        generate(sol)
+
+
+def test_named_features_skip_the_plan_unless_details_need_it() -> None:
+    """Features the checks name are the reasons as they are (no plan is built to explain them)."""
+    sol = solution(problem_type("SS"), mi=(32, 32, 2), wave_tile=(8, 8), wave_group=(1, 1), depth_u=8, StreamK=3)
+    assert decide(sol) == Rejected(("StreamK",), ("StreamK",))
+
+
+
+def test_named_shape_gets_the_plans_numbers() -> None:
+    """A named MI shape beside other named features: the reasons are the named features, the details
+    the plan's explanation with its numbers (as `generate` reports them)."""
+    verdict = decide(solution(_pt(Sparse=1), mi=(4, 4, 4)))
+    assert verdict.reasons == ("Sparse", "MI:4x4")
+    assert verdict.details == ("MI:4x4x4x1 (no f32 <- f16xf16 matrix instruction of shape 4x4x4 with 1 block(s) "
+                               "on gfx942)",)

@@ -15,12 +15,21 @@ from tensile_lite.tcl_args import build_parser, to_request
 from tests.shared import shared_dir
 
 
+class _Admit:
+    """A gate's verdict admitting every solution (only its empty `reasons` is read)."""
+
+    reasons: tuple[str, ...] = ()
+
+
+_ADMIT = _Admit()
+
+
 def _build(logic: Path, out: Path, jobs: int) -> None:
     req = to_request(build_parser().parse_args([f"--jobs={jobs}", "--architecture=gfx90a", "--verbose=0",
                                                 str(logic), str(out), "HIP"]))
     staging = out / "staging"
-    summary = build_library(req, staging, log=lambda *_: None, unsupported=lambda _s: (),
-                            kernel_source=lambda sol, name, code_object_version: TrivialKernel(
+    summary = build_library(req, staging, log=lambda *_: None, gate=lambda _s: _ADMIT,
+                            kernel_source=lambda sol, name, code_object_version, decision: TrivialKernel(
                                 name, sol.arch, code_object_version))
     _publish(staging, out / "library", summary.files)
     assert summary.supported == summary.solutions > 0

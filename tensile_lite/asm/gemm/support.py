@@ -17,6 +17,11 @@ activation, amax of D, the E output; no gradient); argType 0, 1 and 2 (grouped G
 RDNA: gfx11 (gfx1100/1101/1102/1150/1151) and gfx12 (gfx1200/1201) in wave32 with the 16x16x16 WMMAs
 (lanes.py): f16/bf16 with f32 accumulation, int8 (signed iu8), and on gfx12 fp8/bf8 and their mixes
 (OCP), with the same epilogue and argument modes; split-K and amax are CDNA-only so far.
+
+The gate is `decide(solution)`: one pass over the feature checks and the plan (whose own `Unsupported`
+raises and the register map's `RegisterOverflow` are reasons too) to either a `Buildable` carrying what
+`writer.generate` needs or a `Rejected` carrying the reasons. The build, the library's `supported`
+filter, `generate` and `tensile-lite coverage` all ask it; nothing else decides support.
 """
 
 from __future__ import annotations
@@ -24,14 +29,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+import attrs
+
 from tensile_lite.asm.errors import RegisterOverflow
 from tensile_lite.asm.gemm.abi import is_multiple_buffer, is_split_k, solution_layout, splits_k
 from tensile_lite.asm.gemm.epi import order as epi
 from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.asm.gemm.layout import build_register_map
-from tensile_lite.asm.gemm.plan import Unsupported, build_plan
+from tensile_lite.asm.gemm.plan import GemmPlan, Unsupported, build_plan
 from tensile_lite.asm.gemm.postgsu import supported as postgsu_supported
 from tensile_lite.asm.gemm.preload import preload_dwords
+from tensile_lite.asm.kernel import ArgumentLayout
 from tensile_lite.model import DataType, ProblemType, Solution
 from tensile_lite.targets import TARGETS
 
@@ -194,40 +202,79 @@ def _solution_reasons(sol: Solution) -> list[str]:
     return out
 
 
-def unsupported_reasons(sol: Solution) -> tuple[str, ...]:
-    """Short feature names standing between `sol` and a correct kernel; empty when buildable."""
-    reasons = _problem_reasons(sol) + _solution_reasons(sol)
-    if reasons:
-        return tuple(dict.fromkeys(reasons))
+# Reasons whose details carry numbers (a resource or tiling limit) worth showing beside the feature.
+_DETAILED = ("resources:", "tiling:", "MI:")
+
+
+@attrs.frozen(slots=True)
+class Buildable:
+    """The writer builds the solution: what `writer.generate` needs, decided once by `decide`.
+    Picklable and small, so the build hands it to the workers instead of having them rebuild it."""
+
+    plan: GemmPlan
+    layout: ArgumentLayout
+    preload: int  # kernarg dwords the hardware preloads (preload.py)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def details(self) -> tuple[str, ...]:
+        return ()
+
+
+@attrs.frozen(slots=True)
+class Rejected:
+    """The writer cannot build the solution. `reasons` are short feature names (coverage ranks them,
+    the build counts them and the library files carry them); `details` add the numbers where a
+    resource or tiling limit is hit (generate's error message)."""
+
+    reasons: tuple[str, ...]
+    details: tuple[str, ...]
+
+
+Decision = Buildable | Rejected
+
+
+def decide(sol: Solution) -> Decision:
+    """The gate: `Buildable` when `generate` can build a kernel computing `sol`'s results, else
+    `Rejected` with every feature the checks name, or the plan's or register map's first objection."""
+    reasons = tuple(dict.fromkeys(_problem_reasons(sol) + _solution_reasons(sol)))
+    if reasons and not any(r.startswith(_DETAILED) for r in reasons):
+        return Rejected(reasons, reasons)
+    # No named feature stands in the way, or one with numbers worth showing: the plan decides or explains.
+    name = sol.name or "kernel"
     try:
         plan = build_plan(sol)
-        build_register_map(plan, "kernel", solution_layout(sol), preload=preload_dwords(sol))
+        layout = solution_layout(sol)
+        preload = preload_dwords(sol)
+        build_register_map(plan, name, layout, preload=preload)
     except Unsupported as exc:
-        return (exc.feature,)
+        feature, detail = exc.feature, exc.detail
     except RegisterOverflow as exc:
-        return (_overflow_feature(exc),)
-    return ()
+        feature, detail = _overflow_feature(exc.message.replace(f"kernel {name}:", "", 1)), exc.message
+    else:
+        return Rejected(reasons, reasons) if reasons else Buildable(plan, layout, preload)
+    reasons = reasons or (feature,)
+    detailed = any(r.startswith(_DETAILED) for r in reasons)
+    return Rejected(reasons, (f"{feature} ({detail})",) if detailed else reasons)
+
+
+def unsupported_reasons(sol: Solution) -> tuple[str, ...]:
+    """Short feature names standing between `sol` and a correct kernel; empty when buildable."""
+    return decide(sol).reasons
 
 
 def unsupported_details(sol: Solution) -> tuple[str, ...]:
     """Like `unsupported_reasons`, with the numbers where a resource or tiling limit is hit."""
-    reasons = unsupported_reasons(sol)
-    if not any(r.startswith(("resources:", "tiling:", "MI:")) for r in reasons):
-        return reasons
-    try:
-        plan = build_plan(sol)
-        build_register_map(plan, sol.name or "kernel", solution_layout(sol), preload=preload_dwords(sol))
-    except Unsupported as exc:
-        return (f"{exc.feature} ({exc.detail})",)
-    except RegisterOverflow as exc:
-        return (f"{_overflow_feature(exc)} ({exc.message})",)
-    return reasons
+    return decide(sol).details
 
 
-def _overflow_feature(exc: RegisterOverflow) -> str:
-    msg = exc.message
+def _overflow_feature(message: str) -> str:
+    """The register class a RegisterOverflow message (without the kernel's name) names."""
     for cls in ("AGPR", "VGPR", "SGPR"):
-        if cls in msg:
+        if cls in message:
             return f"resources:{cls}"
     return "resources:registers"
 

@@ -1,7 +1,9 @@
 """The GEMM kernel writer: a frozen Solution in, comment-free assembly text out.
 
     text = generate(solution)                    # symbol derived from the solution
-    kernel = GemmKernel.of(solution, name)       # a KernelSource for the code-object pipeline
+    text = generate(solution, decision=decide(solution))   # the support gate's verdict, if already made
+    kernel = GemmKernel.of(solution, name)       # a KernelSource for the code-object pipeline (carries
+                                                 # the verdict, so workers do not rebuild the plan)
 
 Stages, each a module with one job: setup (arguments, grouped-GEMM search, work distribution,
 addresses), global_read, local_write, local_read, mainloop, vectors (the epilogue's scales and
@@ -20,15 +22,14 @@ from __future__ import annotations
 
 import attrs
 
-from tensile_lite.asm.gemm.abi import solution_layout
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.epilogue import epilogue
 from tensile_lite.asm.gemm.layout import build_register_map
 from tensile_lite.asm.gemm.mainloop import summation
-from tensile_lite.asm.gemm.plan import GemmPlan, build_plan
-from tensile_lite.asm.gemm.preload import enter, preload_dwords
+from tensile_lite.asm.gemm.plan import GemmPlan
+from tensile_lite.asm.gemm.preload import enter
 from tensile_lite.asm.gemm.setup import setup
-from tensile_lite.asm.gemm.support import unsupported_details
+from tensile_lite.asm.gemm.support import Decision, Rejected, decide
 from tensile_lite.asm.kernel import KernelSpec, kernel_header, kernel_trailer
 from tensile_lite.errors import BuildError, Where
 from tensile_lite.model import Solution, kernel_key
@@ -52,16 +53,17 @@ def _workgroup_ids(plan: GemmPlan) -> tuple[bool, bool, bool]:
     return (True, ttmp, ttmp)
 
 
-def generate(sol: Solution, name: str | None = None, *, code_object_version: int = 4) -> str:
-    """The kernel's assembly text; a BuildError naming the solution if the writer cannot build it."""
-    reasons = unsupported_details(sol)
-    if reasons:
-        raise BuildError("the GEMM writer does not support " + "; ".join(reasons),
+def generate(sol: Solution, name: str | None = None, *, code_object_version: int = 4,
+             decision: Decision | None = None) -> str:
+    """The kernel's assembly text; a BuildError naming the solution if the writer cannot build it.
+    `decision` is `support.decide(sol)` when the caller already has it (it is not made again)."""
+    if decision is None:
+        decision = decide(sol)
+    if isinstance(decision, Rejected):
+        raise BuildError("the GEMM writer does not support " + "; ".join(decision.details),
                          Where(solution_index=sol.index, solution_name=sol.name or None))
     name = name or kernel_name(sol)
-    plan = build_plan(sol)
-    layout = solution_layout(sol)
-    preload = preload_dwords(sol)
+    plan, layout, preload = decision.plan, decision.layout, decision.preload
     regs = build_register_map(plan, name, layout, preload=preload)
     spec = KernelSpec(
         name=name, arch=plan.arch, arguments=tuple(p.argument for p in layout.arguments),
@@ -82,19 +84,25 @@ def generate(sol: Solution, name: str | None = None, *, code_object_version: int
 
 @attrs.frozen(slots=True)
 class GemmKernel:
-    """A KernelSource for the code-object pipeline: frozen, picklable, text rendered on demand."""
+    """A KernelSource for the code-object pipeline: frozen, picklable, text rendered on demand from
+    the support gate's verdict, made once where the kernel is chosen (`of`), not again in the worker."""
 
     solution: Solution = attrs.field(repr=False)
     name: str
     code_object_version: int = 4
+    # support.decide(solution), made by `of`; a function of `solution`, so it adds nothing to equality
+    decision: Decision | None = attrs.field(default=None, repr=False, eq=False)
 
     @property
     def arch(self) -> str:
         return self.solution.arch
 
     @classmethod
-    def of(cls, sol: Solution, name: str | None = None, *, code_object_version: int = 4) -> GemmKernel:
-        return cls(sol, name or kernel_name(sol), code_object_version)
+    def of(cls, sol: Solution, name: str | None = None, *, code_object_version: int = 4,
+           decision: Decision | None = None) -> GemmKernel:
+        """`decision`: `support.decide(sol)` when the caller already has it."""
+        return cls(sol, name or kernel_name(sol), code_object_version, decide(sol) if decision is None else decision)
 
     def assembly_text(self) -> str:
-        return generate(self.solution, self.name, code_object_version=self.code_object_version)
+        return generate(self.solution, self.name, code_object_version=self.code_object_version,
+                        decision=self.decision)
