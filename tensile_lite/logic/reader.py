@@ -1,5 +1,8 @@
-"""Read one logic file (list form or dict form) into a frozen `LogicFile`.
+"""Read one logic file into a frozen `LogicFile`.
 
+Three layouts: the list form (12 elements, or 9 to 11 without the library type), the decision-tree map
+(`Library` regions) and ROCm 7.x's compact map, whose keys name the list's elements and whose solutions
+list only the keys that differ from its `DefaultSolution` (spec/rocm7_delta.md, addendum item 1).
 Only one file's raw YAML is alive at a time; solutions keep canonical `Params`, and equal problem types
 are shared between solutions and files.
 """
@@ -16,7 +19,7 @@ import attrs
 from tensile_lite.errors import LogicError, Where
 from tensile_lite.logic.stream import Streamed
 from tensile_lite.logic.yamlload import load_yaml
-from tensile_lite.model.logicfile import LIBRARY_TYPES, ExactRow, LogicFile
+from tensile_lite.model.logicfile import LIBRARY_TYPES, RUNTIME_RANKED, UNNAMED_LIBRARY_TYPE, ExactRow, LogicFile
 from tensile_lite.model.params import Params
 from tensile_lite.model.problem import ProblemType
 from tensile_lite.model.solution import Solution
@@ -83,6 +86,14 @@ class _Converted:
     notes: list[str]
 
 
+@attrs.frozen(slots=True)
+class _Failed:
+    """A map-form file's solutions failed to convert before any DefaultSolution was seen: the error
+    stands unless a DefaultSolution follows (then the file's key order is the problem)."""
+
+    error: LogicError
+
+
 def _convert_while_parsing(head: Any, entries: Iterator[Any], where: Where) -> Any:
     """Called when the parser reaches the solutions: each becomes a Solution before the next is parsed."""
     if isinstance(head, list):  # elements 0-4 are complete
@@ -91,12 +102,35 @@ def _convert_while_parsing(head: Any, entries: Iterator[Any], where: Where) -> A
         arch_raw, pt_raw = head["ArchitectureName"], head["ProblemType"]
     else:
         return list(entries)  # solutions ahead of the problem type: keep them raw, converted afterwards
-    return _Converted(*_solutions(entries, _problem_type(pt_raw, where), _arch(arch_raw, where)[0], where))
+    pt, arch = _problem_type(pt_raw, where), _arch(arch_raw, where)[0]
+    if isinstance(head, list) or "DefaultSolution" in head:
+        return _Converted(*_solutions(entries, pt, arch, where, _defaults(head, where)))
+    try:
+        return _Converted(*_solutions(entries, pt, arch, where))
+    except LogicError as exc:  # perhaps a compact file with its DefaultSolution further on: _map_form decides
+        return _Failed(exc)
 
 
-def _solutions(raw: Any, pt: ProblemType, arch: str, where: Where) -> tuple[tuple[Solution, ...], list[str]]:
+def _defaults(head: Any, where: Where) -> Mapping[str, Any]:
+    """A compact file's DefaultSolution (empty for the other layouts)."""
+    if not isinstance(head, Mapping) or "DefaultSolution" not in head:
+        return {}
+    raw = head["DefaultSolution"]
+    if not isinstance(raw, Mapping):
+        raise LogicError(f"DefaultSolution must be a map of solution parameters, got {type(raw).__name__}",
+                         attrs.evolve(where, parameter="DefaultSolution"))
+    if "ProblemType" in raw:
+        raise LogicError("DefaultSolution must not carry a ProblemType (the file's ProblemType applies)",
+                         attrs.evolve(where, parameter="DefaultSolution"))
+    return raw
+
+
+def _solutions(raw: Any, pt: ProblemType, arch: str, where: Where,
+               defaults: Mapping[str, Any] | None = None) -> tuple[tuple[Solution, ...], list[str]]:
     if isinstance(raw, _Converted):
         return raw.solutions, raw.notes
+    if isinstance(raw, _Failed):
+        raise raw.error
     if not isinstance(raw, (list, Iterator)):
         raise LogicError(f"the solutions must be a list, got {type(raw).__name__}",
                          attrs.evolve(where, parameter="Solutions"))
@@ -108,7 +142,9 @@ def _solutions(raw: Any, pt: ProblemType, arch: str, where: Where) -> tuple[tupl
             raise LogicError(f"solution {pos} must be a map, got {type(entry).__name__}",
                              attrs.evolve(where, solution_index=pos))
         embedded = entry.get("ProblemType")
-        params = Params.from_mapping({k: v for k, v in entry.items() if k != "ProblemType"})
+        # a compact file's solution is its DefaultSolution with the solution's own keys over it
+        merged = {**defaults, **entry} if defaults else entry
+        params = Params.from_mapping({k: v for k, v in merged.items() if k != "ProblemType"})
         sol_where = attrs.evolve(where, solution_index=params.get("SolutionIndex", pos),
                                  solution_name=params.get("SolutionNameMin") or None)
         try:
@@ -138,12 +174,26 @@ def _isa_of(arch: str) -> tuple[int, int, int] | None:
     return (int(m.group(1)), int(m.group(2), 16), int(m.group(3), 16)) if m else None
 
 
-def _list_form(data: list[Any], where: Where) -> LogicFile:
+# The compact map form's keys, in the list form's element order (spec/rocm7_delta.md §1.1).
+_COMPACT_KEYS = ("MinimumRequiredVersion", "ScheduleName", "ArchitectureName", "DeviceNames", "ProblemType",
+                 "Solutions", "IndexOrder", "ExactLogic", "RangeLogic", "TileSelectionIndices", "PerfMetric",
+                 "LibraryType")
+
+
+def _list_form(data: list[Any], where: Where, cu_count: Any = None) -> LogicFile:
+    if len(data) < 9:
+        raise LogicError(f"a list-form logic file has 12 elements (at least 9: element 11, the library type, "
+                         f"and the two before it may be left out), this one has {len(data)}",
+                         attrs.evolve(where, parameter="root"))
+    notes_head = []
     if len(data) < 12:
-        raise LogicError(f"a list-form logic file has 12 elements, this one has {len(data)} "
-                         "(element 11, the library type, is required)", attrs.evolve(where, parameter="root"))
+        data = [*data, *([None] * (12 - len(data)))]
+        notes_head.append(f"no library type element: read as a {UNNAMED_LIBRARY_TYPE} Matching table")
+        data[11] = UNNAMED_LIBRARY_TYPE
     version = data[0].get("MinimumRequiredVersion", "") if isinstance(data[0], Mapping) else ""
     arch, cu = _arch(data[2], where)
+    if cu is None and cu_count is not None:  # the compact form gives the CU count beside the architecture
+        cu = _arch({"Architecture": arch, "CUCount": cu_count}, where)[1]
     pt = _problem_type(data[4], where)
     library_type = data[11].strip() if isinstance(data[11], str) else data[11]
     if library_type not in LIBRARY_TYPES - {"DecisionTree"}:
@@ -151,9 +201,11 @@ def _list_form(data: list[Any], where: Where) -> LogicFile:
                          f"{', '.join(sorted(LIBRARY_TYPES - {'DecisionTree'}))})",
                          attrs.evolve(where, parameter="LibraryType (element 11)"))
     sols, notes = _solutions(data[5], pt, arch, where)
+    notes = notes_head + notes
     index_order = None
     table: tuple[ExactRow, ...] = ()
-    if library_type != "FreeSize":
+    # FreeSize and the runtime-ranked types list solutions only: elements 6-9 are null or ignored
+    if library_type != "FreeSize" and library_type not in RUNTIME_RANKED:
         if not isinstance(data[6], list) or not all(isinstance(v, int) for v in data[6]):
             raise LogicError(f"the index order (element 6) must be a list of integers, got {data[6]!r}",
                              attrs.evolve(where, parameter="IndexOrder"))
@@ -164,6 +216,27 @@ def _list_form(data: list[Any], where: Where) -> LogicFile:
                      problem_type=pt, solutions=sols, library_type=library_type,
                      perf_metric=str(data[10] or "DeviceEfficiency"), index_order=index_order, table=table,
                      min_version=str(version), notes=tuple(notes))
+
+
+def _compact_form(data: Mapping[str, Any], where: Where) -> LogicFile:
+    """ROCm 7.x's map with the list's elements by name; its solutions were merged with DefaultSolution."""
+    for key in ("ArchitectureName", "ProblemType", "Solutions"):
+        if key not in data:
+            raise LogicError(f"a compact (LibraryType) logic file needs {key}", attrs.evolve(where, parameter=key))
+    _defaults(data, where)  # a bad DefaultSolution is an error even with no solutions to merge it into
+    as_list = [data.get(k) for k in _COMPACT_KEYS]
+    as_list[0] = {"MinimumRequiredVersion": data.get("MinimumRequiredVersion", "")}
+    as_list[3] = data.get("DeviceNames") or []
+    return _list_form(as_list, where, cu_count=data.get("CUCount"))
+
+
+def _map_form(data: Mapping[str, Any], where: Where) -> LogicFile:
+    if isinstance(data.get("Solutions"), _Failed) and "DefaultSolution" in data:
+        raise LogicError("DefaultSolution must come before Solutions (solutions are read as they are parsed)",
+                         attrs.evolve(where, parameter="DefaultSolution"))
+    if "LibraryType" in data or "DefaultSolution" in data:
+        return _compact_form(data, where)
+    return _dict_form(data, where)
 
 
 def _dict_form(data: Mapping[str, Any], where: Where) -> LogicFile:
@@ -195,7 +268,7 @@ def read_logic_file(path: str | Path) -> LogicFile:
         if isinstance(data, list):
             return _list_form(data, where)
         if isinstance(data, Mapping):
-            return _dict_form(data, where)
+            return _map_form(data, where)
     except LogicError as exc:
         raise exc.at(file=str(path)) from None
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError) as exc:

@@ -26,11 +26,30 @@ class DataType(enum.Enum):
     B8 = 12
     F8B8 = 13
     B8F8 = 14
+    # ROCm 7.x codes (elements.py): OCP 8-bit floats, their mixes, fp6, bf6, fp4 and the MX scale type
+    F8O = 15
+    B8O = 16
+    F8B8O = 17
+    B8F8O = 18
+    F6 = 19
+    B6 = 20
+    F4 = 21
+    E8 = 22
 
     @property
     def info(self) -> ElementType:
         """This type's record in the element-type registry (elements.py)."""
         return BY_CODE[self.value]
+
+    @property
+    def name7(self) -> str:
+        """The ROCm 7.x name (`Float8_fnuz` for code 11): what a 7.x runtime matches."""
+        return self.info.name7
+
+    @property
+    def letter7(self) -> str:
+        """The ROCm 7.x token in kernel and file names (`F8N` for code 11)."""
+        return self.info.letter7
 
     @property
     def letter(self) -> str:
@@ -77,7 +96,8 @@ class DataType(enum.Enum):
 
     @classmethod
     def parse(cls, value: object, parameter: str = "DataType") -> DataType:
-        """From a logic file's integer code or any of the letter / C++ spellings."""
+        """From a logic file's integer code or any of the letter / C++ spellings of either vocabulary; where
+        the two disagree (`Float8`, `F8`) the 2024 meaning wins, as the dev set spells it."""
         if isinstance(value, bool):
             raise LogicError(f"data type must be a number or a name, got {value!r}", _where(parameter))
         if isinstance(value, int):
@@ -96,5 +116,13 @@ def _where(parameter: str) -> Where:
     return Where(parameter=parameter)
 
 
-_BY_NAME: dict[str, DataType] = {
-    spelling.lower(): DataType(t.code) for t in ELEMENT_TYPES for spelling in (t.letter, t.cpp_name, *t.aliases)}
+def _by_name() -> dict[str, DataType]:
+    names = {spelling.lower(): DataType(t.code) for t in ELEMENT_TYPES
+             for spelling in (t.letter, t.cpp_name, *t.aliases)}
+    for t in ELEMENT_TYPES:  # 7.x spellings only where the 2024 vocabulary does not already use them
+        for spelling in (t.name7, t.letter7):
+            names.setdefault(spelling.lower(), DataType(t.code))
+    return names
+
+
+_BY_NAME: dict[str, DataType] = _by_name()

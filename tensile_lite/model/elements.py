@@ -4,6 +4,13 @@ the 8-bit floats their encodings). Nothing else lists types; consumers read thes
 `DataType` (datatypes.py) and keep only policy (which type combinations the writer builds).
 
 Records are keyed by the logic files' integer code, so this module does not depend on the enum.
+
+Two vocabularies name the types. The 2024 one (`letter`, `cpp_name`: what our problem-type names and
+`.dat` files use today) has codes 0-14, where 11-14 stand for fp8/bf8 in the target's encoding. ROCm 7.x
+(`letter7`, `name7`) renames 11-14 as the FNUZ types (`Float8_fnuz`, token `F8N`), gives the OCP ones
+their own codes 15-18 and adds fp6/bf6 (19, 20), fp4 (21) and the MX scale type E8M0 (22); the 7.x
+runtime matches problem types by these names (spec/rocm7_delta.md, addendum item 2). Codes 15-22
+have no 2024 name; their `letter`/`cpp_name` are ours, chosen not to collide with the 2024 spellings.
 8-bit float format facts (spec/matrix_instructions.md §6.1) are given per encoding; which encoding a
 GPU uses is a target fact (`Target.fp8` in tensile_lite/targets.py), passed in by the caller.
 """
@@ -17,6 +24,7 @@ import attrs
 
 # kinds of element
 FLOAT, INT, COMPLEX, PAIR = "float", "int", "complex", "pair"  # PAIR: A and B of two 8-bit float formats
+SCALE = "scale"  # an exponent-only block-scale factor (E8M0 of MX formats): never an operand by itself
 # 8-bit float encodings (the values of Target.fp8)
 FNUZ, OCP = "fnuz", "ocp"
 ENCODINGS = (FNUZ, OCP)
@@ -81,6 +89,12 @@ class ElementType:
     # the others are IEEE-style (bias 2^(e-1) - 1)
     exponent_bits: int = 0
     mantissa_bits: int = 0
+    # the ROCm 7.x names (module docstring): its DataTypeEnum / `.dat` name and its name token
+    name7: str = ""
+    letter7: str = ""
+    # the 8-bit float encoding the code itself fixes (7.x's OCP codes 15-18); None for 11-14, which the
+    # 2024 files, the writer and the verifier take in the target's encoding (Target.fp8)
+    fixed_encoding: str | None = None
 
     @property
     def storage_bytes(self) -> int:
@@ -94,15 +108,23 @@ class ElementType:
 
     @property
     def is_float8(self) -> bool:
-        """An 8-bit float or a pair of them."""
+        """An 8-bit float or a pair of them in the target's encoding (codes 11-14): the ones the writer,
+        the emulator and the verifier handle. The fixed-encoding codes of 7.x are `is_any_float8` only."""
+        return self.is_any_float8 and self.fixed_encoding is None
+
+    @property
+    def is_any_float8(self) -> bool:
+        """An 8-bit float or a pair of them, whatever its encoding."""
         return self.bits == 8 and self.kind in (FLOAT, PAIR)
 
 
 def _t(code: int, name: str, letter: str, cpp: str, bits: int, kind: str, isa: str | None = None,
        value_type: str = STRUCT, *, matrix_input: bool = True, operands: tuple[int, int] | None = None,
-       aliases: tuple[str, ...] = (), fields: tuple[int, int] = (0, 0)) -> ElementType:
+       aliases: tuple[str, ...] = (), fields: tuple[int, int] = (0, 0), v7: tuple[str, str] | None = None,
+       encoding: str | None = None) -> ElementType:
+    name7, letter7 = v7 or (cpp, letter)
     return ElementType(code, name, letter, cpp, bits, kind, isa, matrix_input and isa is not None, value_type,
-                       operands, aliases, *fields)
+                       operands, aliases, *fields, name7, letter7, encoding)
 
 
 ELEMENT_TYPES: tuple[ElementType, ...] = (
@@ -118,10 +140,22 @@ ELEMENT_TYPES: tuple[ElementType, ...] = (
     _t(9, "I64", "I64", "Int64", 64, INT, value_type="i64"),
     # F32XdlMathOp's type: f32 data rounded to 10 mantissa bits by the xf32 MFMAs
     _t(10, "X", "X", "XFloat32", 32, FLOAT, "xf32", fields=(8, 10)),
-    _t(11, "F8", "F8", "Float8", 8, FLOAT, "fp8", fields=(4, 3)),
-    _t(12, "B8", "B8", "BFloat8", 8, FLOAT, "bf8", fields=(5, 2)),
-    _t(13, "F8B8", "F8B8", "Float8BFloat8", 8, PAIR, operands=(11, 12)),
-    _t(14, "B8F8", "B8F8", "BFloat8Float8", 8, PAIR, operands=(12, 11)),
+    _t(11, "F8", "F8", "Float8", 8, FLOAT, "fp8", fields=(4, 3), v7=("Float8_fnuz", "F8N")),
+    _t(12, "B8", "B8", "BFloat8", 8, FLOAT, "bf8", fields=(5, 2), v7=("BFloat8_fnuz", "B8N")),
+    _t(13, "F8B8", "F8B8", "Float8BFloat8", 8, PAIR, operands=(11, 12), v7=("Float8BFloat8_fnuz", "F8B8N")),
+    _t(14, "B8F8", "B8F8", "BFloat8Float8", 8, PAIR, operands=(12, 11), v7=("BFloat8Float8_fnuz", "B8F8N")),
+    # ROCm 7.x only (rocm7_delta.md addendum item 2, §1.3): no instruction format here, so nothing
+    # treats them as buildable until the writer learns them
+    _t(15, "F8O", "F8O", "Float8_ocp", 8, FLOAT, fields=(4, 3), v7=("Float8", "F8"), encoding=OCP),
+    _t(16, "B8O", "B8O", "BFloat8_ocp", 8, FLOAT, fields=(5, 2), v7=("BFloat8", "B8"), encoding=OCP),
+    _t(17, "F8B8O", "F8B8O", "Float8BFloat8_ocp", 8, PAIR, operands=(15, 16), v7=("Float8BFloat8", "F8B8"),
+       encoding=OCP),
+    _t(18, "B8F8O", "B8F8O", "BFloat8Float8_ocp", 8, PAIR, operands=(16, 15), v7=("BFloat8Float8", "B8F8"),
+       encoding=OCP),
+    _t(19, "F6", "F6", "Float6", 6, FLOAT, fields=(2, 3)),   # E2M3
+    _t(20, "B6", "B6", "BFloat6", 6, FLOAT, fields=(3, 2)),  # E3M2
+    _t(21, "F4", "F4", "Float4", 4, FLOAT, fields=(2, 1)),   # E2M1
+    _t(22, "E8", "E8", "E8M0", 8, SCALE, fields=(8, 0)),
 )
 BY_CODE: Mapping[int, ElementType] = MappingProxyType({t.code: t for t in ELEMENT_TYPES})
 # isa_format -> the one type with that format

@@ -12,7 +12,14 @@ from tensile_lite.model.solution import Solution
 MATCHING_DISTANCES: frozenset[str] = frozenset(
     {"GridBased", "Equality", "Euclidean", "Manhattan", "Ratio", "Random", "JSD"}
 )
-LIBRARY_TYPES: frozenset[str] = MATCHING_DISTANCES | {"FreeSize", "DecisionTree"}
+# ROCm 7.x library types whose winner is not in the file: the runtime ranks the candidates itself,
+# `Prediction` with an analytical model (Origami), `EmbeddingSimilarity` with model weights the file
+# carries (spec/rocm7_delta.md §1.1, addendum item 4). Like FreeSize, they list solutions only.
+RUNTIME_RANKED: frozenset[str] = frozenset({"Prediction", "EmbeddingSimilarity"})
+LIBRARY_TYPES: frozenset[str] = MATCHING_DISTANCES | {"FreeSize", "DecisionTree"} | RUNTIME_RANKED
+# What a 9- to 11-element list (no LibraryType element) is read as: a Matching table with the distance
+# of the files written before the element existed.
+UNNAMED_LIBRARY_TYPE = "Euclidean"
 
 
 @attrs.frozen(slots=True)
@@ -44,3 +51,11 @@ class LogicFile:
     @property
     def is_matching(self) -> bool:
         return self.library_type in MATCHING_DISTANCES
+
+    @property
+    def library_writer_gap(self) -> str | None:
+        """Why our `.dat` writer must leave this file out (None: it can describe it)."""
+        if self.library_type in RUNTIME_RANKED:
+            return (f"library type {self.library_type}: its runtime-ranked .dat node is not written yet, "
+                    "so the file is left out rather than filed under another library type")
+        return None

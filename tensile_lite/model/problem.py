@@ -35,6 +35,8 @@ PROBLEM_DEFAULTS: dict[str, Any] = {
     "GroupedGemm": 0, "UseInitialStridesAB": 0, "UseInitialStridesCD": 0, "MirrorDimsA": (),
     "MirrorDimsB": (), "ActivationType": "none", "ActivationComputeDataType": None,
     "ActivationNoGuard": 0, "OutputAmaxD": 0, "SupportUserArgs": 1,
+    # ROCm 7.x MX block scaling (rocm7_delta.md §1.3): the scale type and block size of A and B; block 0 = off
+    "DataTypeMXSA": None, "DataTypeMXSB": None, "MXBlockA": 0, "MXBlockB": 0,
 }
 
 
@@ -46,6 +48,20 @@ def _dtype(p: Mapping[str, Any], key: str, fallback: DataType, where: Where) -> 
         return DataType.parse(value, key)
     except LogicError as exc:
         raise LogicError(exc.message, attrs.evolve(where, parameter=key)) from None
+
+
+def _mx(p: Mapping[str, Any], side: str, where: Where) -> tuple[int, DataType | None]:
+    """(block size, scale type) of operand `side`; files write a scale type even with the block at 0 (off)."""
+    block = p[f"MXBlock{side}"]
+    if not isinstance(block, int) or isinstance(block, bool) or block < 0:
+        raise LogicError(f"expected a block size (0 = no MX scaling), got {block!r}",
+                         attrs.evolve(where, parameter=f"MXBlock{side}"))
+    if not block:
+        return 0, None
+    key = f"DataTypeMXS{side}"
+    if p.get(key) is None:
+        raise LogicError(f"MXBlock{side} is {block} but the scale type is missing", attrs.evolve(where, parameter=key))
+    return block, _dtype(p, key, DataType.E8, where)
 
 
 def _int_tuple(p: Mapping[str, Any], key: str, where: Where) -> tuple[int, ...]:
@@ -96,6 +112,11 @@ class ProblemType:
     f32_xdl_math_op: DataType
     output_amax_d: bool
     stochastic_rounding: bool
+    # MX block scaling of A and B: elements per scale (0 = off) and the scale type (None when off)
+    mx_block_a: int = 0
+    mx_block_b: int = 0
+    mx_scale_a: DataType | None = None
+    mx_scale_b: DataType | None = None
     name: str = attrs.field(init=False, eq=False)
     operation_identifier: str = attrs.field(init=False, eq=False)
 
@@ -141,6 +162,7 @@ class ProblemType:
         if scale_ab not in ("", "Scalar", "Vector"):
             raise LogicError(f"UseScaleAB must be '', 'Scalar' or 'Vector', got {scale_ab!r}",
                              attrs.evolve(where, parameter="UseScaleAB"))
+        mx = {side: _mx(p, side, where) for side in "AB"}
         return cls(
             params=params, operation="GEMM", a_type=a, b_type=b, data_type=data, dest_type=dest,
             compute_type=compute, e_type=e, compute_input_type=data,
@@ -156,6 +178,7 @@ class ProblemType:
             strided_batched=bool(p["StridedBatched"]), support_user_args=bool(p["SupportUserArgs"]),
             sparse=int(p["Sparse"]), f32_xdl_math_op=xdl, output_amax_d=bool(p["OutputAmaxD"]),
             stochastic_rounding=bool(p["StochasticRounding"]),
+            mx_block_a=mx["A"][0], mx_block_b=mx["B"][0], mx_scale_a=mx["A"][1], mx_scale_b=mx["B"][1],
         )
 
     @property
@@ -232,6 +255,9 @@ def _problem_name(pt: ProblemType) -> str:
         name += "_FD" + ("N" if factor_dim == 2 else "MN")
     if pt.use_e:
         name += ("_Grad" if pt.gradient else "_Aux") + pt.e_type.letter
+    for side, block, scale in (("A", pt.mx_block_a, pt.mx_scale_a), ("B", pt.mx_block_b, pt.mx_scale_b)):
+        if block and scale is not None:  # 7.x's token, e.g. MXAE8B32
+            name += f"_MX{side}{scale.letter7}B{block}"
     if pt.output_amax_d:
         name += "_AmaxD"
     if pt.sparse:

@@ -41,6 +41,7 @@ from tensile_lite.asm.gemm.postgsu import supported as postgsu_supported
 from tensile_lite.asm.gemm.preload import preload_dwords
 from tensile_lite.asm.kernel import ArgumentLayout
 from tensile_lite.model import DataType, ProblemType, Solution
+from tensile_lite.model.newkeys import new_key_reasons
 from tensile_lite.targets import TARGETS
 
 # The targets the writer builds for, with the wave size it builds (MFMA wave64 on CDNA, WMMA wave32
@@ -199,6 +200,8 @@ def _solution_reasons(sol: Solution) -> list[str]:
         value = sol.tuning(key)
         if value is not None and value != want and feature not in out:
             out.append(feature)
+    # keys new in ROCm 7.x logic files: the writer generates none of them, so each in use is a reason
+    out += new_key_reasons(sol.params, sol.problem_type.params)
     return out
 
 
