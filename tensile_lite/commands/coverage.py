@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 
 from tensile_lite.asm.gemm import decide
 from tensile_lite.errors import TensileLiteError
-from tensile_lite.logic import find_logic_files, read_logic_file
+from tensile_lite.logic import find_logic_files, read_logic_file, sniff_arch
 from tensile_lite.model import kernel_key
 
 NAME = "coverage"
@@ -19,7 +19,9 @@ DESCRIPTION = (
     "Read hipBLASLt logic files (files or folders, searched recursively for *.yaml) and report, per "
     "architecture, how many solutions and distinct kernels the kernel writer can build, then every "
     "missing feature with the number of solutions it blocks (a solution blocked by several features "
-    "counts for each). Files that fail to read are listed and the exit code is 2."
+    "counts for each), overall and per architecture. A file that fails to read is listed under its "
+    "architecture (read from the file's head) with the reason, the others are still read, and the exit "
+    "code is 2."
 )
 
 
@@ -35,13 +37,20 @@ def collect(paths: list[str]) -> tuple[dict, list[dict]]:
     kernels: dict[str, set[str]] = defaultdict(set)
     supported_kernels: dict[str, set[str]] = defaultdict(set)
     blocked: Counter[str] = Counter()
+    blocked_in: dict[str, Counter[str]] = defaultdict(Counter)
+    unreadable: dict[str, list[str]] = defaultdict(list)
+    left_out: dict[str, list[str]] = defaultdict(list)
     errors = []
     for path in find_logic_files(paths):
         try:
             lf = read_logic_file(path)
         except TensileLiteError as exc:
-            errors.append({"file": str(path), "error": exc.one_line()})
+            arch = sniff_arch(path) or "unknown architecture"
+            errors.append({"file": str(path), "arch": arch, "error": exc.one_line()})
+            unreadable[arch].append(str(path))
             continue
+        if lf.library_writer_gap:
+            left_out[lf.arch].append(f"{path}: {lf.library_writer_gap}")
         for sol in lf.solutions:
             arch = sol.arch
             key = kernel_key(sol)
@@ -50,18 +59,25 @@ def collect(paths: list[str]) -> tuple[dict, list[dict]]:
             reasons = decide(sol).reasons  # the gate the build and the writer use
             if reasons:
                 blocked.update(reasons)
+                blocked_in[arch].update(reasons)
             else:
                 supported[arch] += 1
                 supported_kernels[arch].add(key)
     archs = {arch: {"solutions": solutions[arch], "supported": supported[arch], "kernels": len(kernels[arch]),
-                    "supported_kernels": len(supported_kernels[arch])} for arch in sorted(solutions)}
+                    "supported_kernels": len(supported_kernels[arch]),
+                    "blocked_by": _ranked(blocked_in[arch]), "unreadable_files": unreadable[arch],
+                    "files_left_out_of_libraries": left_out[arch]}
+             for arch in sorted(set(solutions) | set(unreadable))}
     report = {
         "architectures": archs,
         "total": {"solutions": sum(solutions.values()), "supported": sum(supported.values())},
-        "missing_features": [{"feature": f, "solutions": n}
-                             for f, n in sorted(blocked.items(), key=lambda kv: (-kv[1], kv[0]))],
+        "missing_features": _ranked(blocked),
     }
     return report, errors
+
+
+def _ranked(blocked: Counter[str]) -> list[dict]:
+    return [{"feature": f, "solutions": n} for f, n in sorted(blocked.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,3 +109,14 @@ def _print(report: dict) -> None:
         width = max(len(str(m["solutions"])) for m in report["missing_features"])
         for m in report["missing_features"]:
             print(f"  {str(m['solutions']).rjust(width)}  {m['feature']}")
+    per_arch = [(arch, v) for arch, v in report["architectures"].items()
+                if v["blocked_by"] or v["unreadable_files"] or v["files_left_out_of_libraries"]]
+    if per_arch:
+        print("per architecture:")
+    for arch, v in per_arch:
+        if v["blocked_by"]:
+            print(f"  {arch}: blocked by " + ", ".join(f"{m['feature']} ({m['solutions']})" for m in v["blocked_by"]))
+        for path in v["unreadable_files"]:
+            print(f"  {arch}: unreadable file {path} (reason below)")
+        for line in v["files_left_out_of_libraries"]:
+            print(f"  {arch}: left out of the library: {line}")

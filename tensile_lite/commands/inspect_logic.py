@@ -8,7 +8,7 @@ import sys
 from typing import TypedDict
 
 from tensile_lite.errors import TensileLiteError
-from tensile_lite.logic import find_logic_files, read_logic_file
+from tensile_lite.logic import find_logic_files, read_logic_file, sniff_arch
 from tensile_lite.model import kernel_key
 
 NAME = "inspect-logic"
@@ -16,8 +16,8 @@ HELP = "summarise logic files: architecture, library type, problem type, solutio
 DESCRIPTION = (
     "Read hipBLASLt logic files (files or folders, searched recursively for *.yaml) and print, per file, "
     "the architecture, CU count, library type, problem type, number of solutions and of distinct kernels, "
-    "then a total. Files that fail to read are listed with the reason and the others are still read; "
-    "the exit code is 2 if any file failed."
+    "then a total. Files that fail to read are listed with their architecture (read from the file's head) "
+    "and the reason, and the others are still read; the exit code is 2 if any file failed."
 )
 
 
@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             lf = read_logic_file(path)
         except TensileLiteError as exc:
-            errors.append({"file": str(path), "error": exc.one_line()})
+            errors.append({"file": str(path), "arch": sniff_arch(path) or "unknown architecture",
+                           "error": exc.one_line()})
             continue
         keys = {kernel_key(s) for s in lf.solutions}
         all_kernels |= keys
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_table(rows, total)
         for err in errors:
-            print(f"error: {err['error']}", file=sys.stderr)
+            print(f"error: [{err['arch']}] {err['error']}", file=sys.stderr)
     if not files:
         print("error: no *.yaml logic files found under " + ", ".join(args.paths), file=sys.stderr)
         return 2

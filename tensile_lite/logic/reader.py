@@ -19,7 +19,13 @@ import attrs
 from tensile_lite.errors import LogicError, Where
 from tensile_lite.logic.stream import Streamed
 from tensile_lite.logic.yamlload import load_yaml
-from tensile_lite.model.logicfile import LIBRARY_TYPES, RUNTIME_RANKED, UNNAMED_LIBRARY_TYPE, ExactRow, LogicFile
+from tensile_lite.model.logicfile import (
+    LIBRARY_TYPES,
+    RUNTIME_RANKED,
+    UNNAMED_LIBRARY_TYPE,
+    ExactRow,
+    LogicFile,
+)
 from tensile_lite.model.params import Params
 from tensile_lite.model.problem import ProblemType
 from tensile_lite.model.solution import Solution
