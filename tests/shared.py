@@ -27,3 +27,8 @@ def shared_dir(*parts: str) -> Path:
 
 def dev_logic_files() -> list[Path]:
     return sorted(shared_dir("logic", "asm_full").rglob("*.yaml"))
+
+
+def logic7_files() -> list[Path]:
+    """The nine ROCm 7.x logic files of ../shared/logic7 (INDEX.md lists them)."""
+    return sorted(shared_dir("logic7", "asm_full").rglob("*.yaml"))

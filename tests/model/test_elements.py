@@ -65,7 +65,41 @@ def test_pairs_name_their_operands() -> None:
         if t.operands is not None:
             for code in t.operands:
                 part = BY_CODE[code]
-                assert part.kind == FLOAT and part.bits == t.bits and part.isa_format is not None
+                assert part.kind == FLOAT and part.bits == t.bits
+                assert part.fixed_encoding == t.fixed_encoding
+                # the target-encoded operands have an instruction format; 7.x's OCP codes not yet
+                assert (part.isa_format is not None) == (part.fixed_encoding is None)
+
+
+# ROCm 7.x names of codes 11-22 (spec/rocm7_delta.md, addendum item 2, and §1.3's name tokens)
+_ROCM7 = {11: ("Float8_fnuz", "F8N"), 12: ("BFloat8_fnuz", "B8N"), 13: ("Float8BFloat8_fnuz", "F8B8N"),
+          14: ("BFloat8Float8_fnuz", "B8F8N"), 15: ("Float8", "F8"), 16: ("BFloat8", "B8"),
+          17: ("Float8BFloat8", "F8B8"), 18: ("BFloat8Float8", "B8F8"), 19: ("Float6", "F6"),
+          20: ("BFloat6", "B6"), 21: ("Float4", "F4"), 22: ("E8M0", "E8")}
+
+
+def test_rocm7_codes_carry_the_7x_names() -> None:
+    for code, (name7, letter7) in _ROCM7.items():
+        assert (BY_CODE[code].name7, BY_CODE[code].letter7) == (name7, letter7)
+    for t in ELEMENT_TYPES:
+        if t.code not in _ROCM7:  # the older types are spelled alike in both vocabularies
+            assert (t.name7, t.letter7) == (t.cpp_name, t.letter)
+    assert {t.code for t in ELEMENT_TYPES if t.fixed_encoding == OCP} == {15, 16, 17, 18}
+
+
+def test_rocm7_spellings_parse_where_they_do_not_clash_with_2024() -> None:
+    assert DataType.parse("F8N") is DataType.F8 and DataType.parse("Float8_fnuz") is DataType.F8
+    assert DataType.parse("B8F8N") is DataType.B8F8 and DataType.parse("E8M0") is DataType.E8
+    assert DataType.parse("Float4") is DataType.F4 and DataType.parse(21) is DataType.F4
+    # `Float8` / `F8` mean code 11 in the 2024 files and the dev set: that reading stays
+    assert DataType.parse("Float8") is DataType.F8 and DataType.parse("F8") is DataType.F8
+
+
+def test_writer_types_are_only_the_2024_codes() -> None:
+    """The 7.x-only codes reach the writer only once it learns them (no instruction format yet)."""
+    assert all(dt.value <= 14 for dt in _writer_types())
+    assert not any(DataType(c).is_8bit_float for c in range(15, 23))
+    assert all(DataType(c).info.is_any_float8 for c in (15, 16, 17, 18))
 
 
 def _writer_types() -> set[DataType]:
