@@ -186,7 +186,8 @@ _COMPACT_KEYS = ("MinimumRequiredVersion", "ScheduleName", "ArchitectureName", "
                  "LibraryType")
 
 
-def _list_form(data: list[Any], where: Where, cu_count: Any = None) -> LogicFile:
+def _list_form(data: list[Any], where: Where, cu_count: Any = None,
+               defaults: Mapping[str, Any] | None = None) -> LogicFile:
     if len(data) < 9:
         raise LogicError(f"a list-form logic file has 12 elements (at least 9: element 11, the library type, "
                          f"and the two before it may be left out), this one has {len(data)}",
@@ -206,7 +207,7 @@ def _list_form(data: list[Any], where: Where, cu_count: Any = None) -> LogicFile
         raise LogicError(f"unknown library type {data[11]!r} (expected one of "
                          f"{', '.join(sorted(LIBRARY_TYPES - {'DecisionTree'}))})",
                          attrs.evolve(where, parameter="LibraryType (element 11)"))
-    sols, notes = _solutions(data[5], pt, arch, where)
+    sols, notes = _solutions(data[5], pt, arch, where, defaults)
     notes = notes_head + notes
     index_order = None
     table: tuple[ExactRow, ...] = ()
@@ -229,11 +230,11 @@ def _compact_form(data: Mapping[str, Any], where: Where) -> LogicFile:
     for key in ("ArchitectureName", "ProblemType", "Solutions"):
         if key not in data:
             raise LogicError(f"a compact (LibraryType) logic file needs {key}", attrs.evolve(where, parameter=key))
-    _defaults(data, where)  # a bad DefaultSolution is an error even with no solutions to merge it into
+    defaults = _defaults(data, where)  # only used when the solutions were kept raw (ahead of the head)
     as_list = [data.get(k) for k in _COMPACT_KEYS]
     as_list[0] = {"MinimumRequiredVersion": data.get("MinimumRequiredVersion", "")}
     as_list[3] = data.get("DeviceNames") or []
-    return _list_form(as_list, where, cu_count=data.get("CUCount"))
+    return _list_form(as_list, where, cu_count=data.get("CUCount"), defaults=defaults)
 
 
 def _map_form(data: Mapping[str, Any], where: Where) -> LogicFile:

@@ -34,11 +34,17 @@ def _canon(value: Any) -> Any:
     return value
 
 
+# Typed fields added after keys were first recorded (ROCm 7.x's MX scaling): in the signature only when
+# they differ from their default, so the keys of every problem type that does not use them stay as they were.
+_ADDED_FIELDS = frozenset({"mx_block_a", "mx_block_b", "mx_scale_a", "mx_scale_b"})
+
+
 def problem_signature(pt: ProblemType) -> list[Any]:
     """The problem type as a kernel sees it: every typed field but the launch-only grouped flag."""
     fields = attrs.fields(ProblemType)
     skip = {"params", "name", "operation_identifier", "grouped_gemm"}
-    out: list[Any] = [[f.name, _canon(getattr(pt, f.name))] for f in fields if f.name not in skip]
+    out: list[Any] = [[f.name, _canon(getattr(pt, f.name))] for f in fields if f.name not in skip
+                      and not (f.name in _ADDED_FIELDS and getattr(pt, f.name) == f.default)]
     extra = {k: pt.params[k] for k in ("MirrorDimsA", "MirrorDimsB", "ComplexConjugateA", "ComplexConjugateB",
                                        "UseInitialStridesAB", "UseInitialStridesCD",
                                        "SilentHighPrecisionAccumulate") if pt.params.get(k)}

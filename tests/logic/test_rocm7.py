@@ -242,3 +242,24 @@ def test_unreadable_file_is_listed_under_its_architecture_and_stops_nothing(tmp_
     assert main(["inspect-logic", str(tmp_path)]) == 2
     captured = capsys.readouterr()
     assert "good.yaml" in captured.out and "[gfx90a]" in captured.err
+
+
+def test_mx_scaling_changes_the_kernel_key_and_its_absence_does_not(tmp_path):
+    from tensile_lite.model import kernel_key
+    from tensile_lite.model.kernel_key import problem_signature
+    plain = read_logic_file(GOOD)
+    data = _base()
+    data[4].update(DataTypeMXSA=22, MXBlockA=0)  # a scale type with the block at 0 is off
+    off = read_logic_file(_write(tmp_path, data, "off.yaml"))
+    data[4].update(MXBlockA=32)
+    on = read_logic_file(_write(tmp_path, data, "on.yaml"))
+    assert problem_signature(off.problem_type) == problem_signature(plain.problem_type)
+    assert not any(name.startswith("mx_") for name, _ in problem_signature(plain.problem_type))
+    assert kernel_key(on.solutions[0]) != kernel_key(plain.solutions[0])
+
+
+def test_compact_form_with_solutions_ahead_of_the_problem_type_is_merged_too(tmp_path):
+    doc = _compact(_base())
+    doc = {"Solutions": doc.pop("Solutions"), **doc}  # kept raw while parsing, merged afterwards
+    lf = read_logic_file(_write(tmp_path, doc))
+    assert [s.params for s in lf.solutions] == [s.params for s in read_logic_file(GOOD).solutions]
