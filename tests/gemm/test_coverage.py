@@ -24,7 +24,11 @@ def test_json_report_on_dev_set(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(doc) == {"architectures", "total", "missing_features"}
     archs = doc["architectures"]
     for arch, row in archs.items():
-        assert set(row) == {"solutions", "supported", "kernels", "supported_kernels"}
+        assert set(row) == {"solutions", "supported", "kernels", "supported_kernels", "blocked_by",
+                            "unreadable_files", "files_left_out_of_libraries"}
+        assert row["unreadable_files"] == [] and row["files_left_out_of_libraries"] == []
+        # per architecture, the blockers add up to the overall ranking
+        assert sum(m["solutions"] for m in row["blocked_by"]) >= row["solutions"] - row["supported"]
         assert 0 <= row["supported"] <= row["solutions"]
         assert 0 <= row["supported_kernels"] <= row["kernels"] <= row["solutions"]
         assert (row["supported"] == 0) == (row["supported_kernels"] == 0), arch
@@ -42,6 +46,7 @@ def test_json_report_on_dev_set(capsys: pytest.CaptureFixture[str]) -> None:
     # every unsupported solution is blocked by at least one feature
     unsupported = doc["total"]["solutions"] - doc["total"]["supported"]
     assert max(counts) <= unsupported <= sum(counts)
+    assert sum(m["solutions"] for r in archs.values() for m in r["blocked_by"]) == sum(counts)
 
 
 def test_text_report_single_file(capsys: pytest.CaptureFixture[str]) -> None:
