@@ -14,10 +14,10 @@ import itertools
 
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, generate, unsupported_reasons
-from tensile_lite.asm.gemm.grouped import ARG_TYPE_TABLE, ARG_TYPE_USER
+from tensile_lite.asm.gemm import generate, unsupported_reasons
 from tensile_lite.asm.gemm.lanes import lane_layout
 from tensile_lite.asm.gemm.plan import build_plan
+from tensile_lite.host import ARG_TYPE_TABLE, ARG_TYPE_USER, GemmProblem
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels
