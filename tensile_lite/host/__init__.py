@@ -14,13 +14,28 @@ shared by both sides shows up as a disagreement (tests/host/test_independence.py
 
 from tensile_lite.host.args import gemm_fields, pack_gemm_args, pack_kernel_args
 from tensile_lite.host.call import EpilogueArgs, GemmProblem
-from tensile_lite.host.grid import num_workgroups, tiles
+from tensile_lite.host.grid import launch_grid, num_workgroups, tiles
 from tensile_lite.host.grouped import ARG_TYPE_TABLE, ARG_TYPE_USER, pack_grouped
 from tensile_lite.host.header import ARG_TYPE_INLINE, internal_args, runtime_gsu
 from tensile_lite.host.splitk import is_multiple_buffer, is_single_kernel, splits_k, workspace_bytes
 
 __all__ = [
-    "ARG_TYPE_INLINE", "ARG_TYPE_TABLE", "ARG_TYPE_USER", "EpilogueArgs", "GemmProblem", "gemm_fields",
-    "internal_args", "is_multiple_buffer", "is_single_kernel", "num_workgroups", "pack_gemm_args",
-    "pack_grouped", "pack_kernel_args", "runtime_gsu", "splits_k", "tiles", "workspace_bytes",
+    "ARG_TYPE_INLINE",
+    "ARG_TYPE_TABLE",
+    "ARG_TYPE_USER",
+    "EpilogueArgs",
+    "GemmProblem",
+    "gemm_fields",
+    "internal_args",
+    "is_multiple_buffer",
+    "is_single_kernel",
+    "launch_grid",
+    "num_workgroups",
+    "pack_gemm_args",
+    "pack_grouped",
+    "pack_kernel_args",
+    "runtime_gsu",
+    "splits_k",
+    "tiles",
+    "workspace_bytes",
 ]

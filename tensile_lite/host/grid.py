@@ -8,6 +8,7 @@ import math
 from tensile_lite.host.call import GemmProblem
 from tensile_lite.host.header import runtime_gsu
 from tensile_lite.model import Solution
+from tensile_lite.targets import get_target
 
 
 def tiles(sol: Solution, problem: GemmProblem, *, gsu: int | None = None) -> int:
@@ -20,3 +21,16 @@ def tiles(sol: Solution, problem: GemmProblem, *, gsu: int | None = None) -> int
 def num_workgroups(sol: Solution, problem: GemmProblem, *, gsu: int | None = None) -> int:
     """The flattened 1-D grid of one call (the header's numWorkGroups)."""
     return tiles(sol, problem, gsu=gsu)
+
+
+def launch_grid(sol: Solution, problem: GemmProblem, *, gsu: int | None = None,
+                args_version: int = 2) -> tuple[int, int, int]:
+    """The grid of an argType-0 call, in workgroups: flattened to (total, 1, 1), except on targets that
+    take their workgroup ids from ttmp registers (gfx12) or for argument version 0, which keep
+    (tiles along M, tiles along N x GSU, batch)."""
+    total = num_workgroups(sol, problem, gsu=gsu)
+    if args_version >= 1 and not get_target(sol.arch).workgroup_ids_in_ttmp:
+        return (max(total, 1), 1, 1)
+    nwg0 = math.ceil(problem.m / sol.macro_tile[0])
+    batch = problem.batch if sol.problem_type.num_indices_c == 3 else 1
+    return (max(nwg0, 1), max(total // max(nwg0 * batch, 1), 1), max(batch, 1))

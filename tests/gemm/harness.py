@@ -26,6 +26,7 @@ from tensile_lite.host import (
     EpilogueArgs,
     GemmProblem,
     is_multiple_buffer,
+    launch_grid,
     num_workgroups,
     pack_grouped,
     pack_kernel_args,
@@ -313,7 +314,7 @@ def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float =
                                 epilogue=_epilogue_args(pt, call), gsu=gsu)
     emu = emulator or emulator_for(built)
     grid = num_workgroups(sol, problem, gsu=gsu)
-    stats = emu.launch(built.name, grid=launch_grid(sol, problem, gsu), block=(sol.num_threads, 1, 1),
+    stats = emu.launch(built.name, grid=launch_grid(sol, problem, gsu=gsu), block=(sol.num_threads, 1, 1),
                        kernargs=kernargs, memory=mem) if grid else None
     instructions = stats.instructions if stats else 0
     split = runtime_gsu(sol, gsu)
@@ -347,17 +348,6 @@ def _conversion_kernel(pt: ProblemType, bias_type: DataType | None, gsu: int,
     bucket = host_conversion.bucket(gsu)
     return host_conversion.ConversionKernelName(bias_type, bucket, vw,
                                                 host_conversion.conversion_name(pt, bias_type, bucket, vw))
-
-
-def launch_grid(sol: Solution, problem: GemmProblem, gsu: int | None = None) -> tuple[int, int, int]:
-    """The runtime's grid of an argType-0 call: flattened to 1-D, except on gfx12, where it stays
-    (tiles along M, tiles along N x GSU, batch) (ContractionSolution.cpp, generateSingleCall)."""
-    total = num_workgroups(sol, problem, gsu=gsu)
-    if not sol.arch.startswith("gfx12"):
-        return (max(total, 1), 1, 1)
-    nwg0 = -(-problem.m // sol.macro_tile[0])
-    batch = problem.batch if sol.problem_type.num_indices_c == 3 else 1
-    return (max(nwg0, 1), max(total // max(nwg0 * batch, 1), 1), max(batch, 1))
 
 
 def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alphas: list[float],
