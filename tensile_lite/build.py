@@ -9,7 +9,7 @@ from pathlib import Path
 
 import attrs
 
-from tensile_lite.asm.gemm import Decision, GemmKernel, decide, postgsu, runtime_overrides_read
+from tensile_lite.asm.gemm import Decision, GemmKernel, decide, runtime_overrides_read
 from tensile_lite.asm.gemm.abi import is_multiple_buffer
 from tensile_lite.asm.gemm.postgsu import ConversionKernel
 from tensile_lite.codeobj.assemble import assemble, link
@@ -18,6 +18,7 @@ from tensile_lite.codeobj.pipeline import LibraryPlan as CodeObjectPlan
 from tensile_lite.codeobj.toolchain import find_toolchain_for
 from tensile_lite.codeobj.trivial import TrivialKernel
 from tensile_lite.errors import BuildError
+from tensile_lite.host.conversion import conversion_kernels
 from tensile_lite.library.formats import file_name
 from tensile_lite.library.plan import build_plan
 from tensile_lite.library.writer import write_arch
@@ -99,9 +100,9 @@ def helper_kernels(ap, cov: int) -> list:
     by_name: dict[str, ConversionKernel] = {}
     for entry in ap.kernels.values():  # sorted by name: the first of equal names is always the same
         if is_multiple_buffer(entry.solution):
-            for v in postgsu.variants(entry.solution.problem_type):
-                by_name.setdefault(v.name, ConversionKernel(v.problem_type, v.bias_type, v.gsu_bucket, v.vw,
-                                                            ap.arch, cov))
+            pt = entry.solution.problem_type
+            for v in conversion_kernels(pt):
+                by_name.setdefault(v.name, ConversionKernel(pt, v.bias_type, v.gsu_bucket, v.vw, v.name, ap.arch, cov))
     return [TrivialKernel(HELPER_KERNEL, ap.arch, cov), *(by_name[name] for name in sorted(by_name))]
 
 

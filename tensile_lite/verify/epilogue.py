@@ -27,10 +27,10 @@ from collections.abc import Callable, Mapping
 import attrs
 import numpy as np
 
-from tensile_lite.asm.gemm import EpilogueArgs, GemmProblem
 from tensile_lite.asm.gemm.activation import BY_NAME, kinds_for
 from tensile_lite.asm.gemm.epi.order import active
 from tensile_lite.asm.gemm.features import DIM_N, DIM_RUNTIME, epilogue_features
+from tensile_lite.host import EpilogueArgs, GemmProblem
 from tensile_lite.model import DataType, ProblemType
 from tensile_lite.verify.elements import ELEMENTS, Element, element
 from tensile_lite.verify.errors import NotVerifiable

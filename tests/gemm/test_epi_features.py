@@ -13,7 +13,7 @@ from tensile_lite.asm.gemm.epi import order
 from tensile_lite.asm.gemm.epi.base import Feature
 from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.asm.kernel import pack_arguments
-from tensile_lite.model import DataType, ProblemType
+from tensile_lite.model import ProblemType
 from tests.gemm.devset import supported_kernels
 from tests.gemm.solutions import problem_type
 
@@ -100,9 +100,6 @@ def test_declared_arguments_are_in_the_layouts(feature: Feature) -> None:
         conv = [p.argument.name for p in pack_arguments(postgsu.arguments(pt)).arguments]
         for section in feature.conversion_arguments(pt, feat).values():
             assert [a.name for a in section] and all(a.name in conv for a in section)
-        for bias_type in (DataType.S, None):
-            if (bias_type is None) != feat.bias_read:
-                assert feature.name_part(pt, feat, bias_type) in postgsu.kernel_name(pt, bias_type, 2, 1)
 
 
 def test_every_feature_has_its_reference_step() -> None:
