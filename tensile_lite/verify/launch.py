@@ -252,6 +252,7 @@ def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: n
     bits, got = compare.as_mnb(d_bits), compare.as_mnb(d_values)
     sentinel = np.asarray(t.d.element.sentinel).astype(outside.dtype)
     mask = compare.tile_mask(bits.shape, sol.macro_tile, wanted)
+    error: str | None
     if (outside != sentinel).any():
         error = (f"wrote {int((outside != sentinel).sum())} elements of D's buffer outside the problem "
                  "(padding or gaps between batches)")

@@ -13,6 +13,7 @@ from tensile_lite.asm.gemm.epi import order
 from tensile_lite.asm.gemm.epi.base import Feature
 from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.asm.kernel import pack_arguments
+from tensile_lite.host.conversion import conversion_kernels
 from tensile_lite.model import ProblemType
 from tests.gemm.devset import supported_kernels
 from tests.gemm.solutions import problem_type
@@ -42,8 +43,9 @@ def _steps_run(monkeypatch: pytest.MonkeyPatch, sol: Any) -> dict[str, list[str]
     with monkeypatch.context() as m:
         m.setattr(order, "FEATURES", tuple(_Recording(f, log) for f in order.FEATURES))
         writer.generate(sol)
-        variant = postgsu.variants(sol.problem_type)[0]
-        postgsu.generate(sol.arch, variant)
+        first = conversion_kernels(sol.problem_type)[0]
+        postgsu.generate(sol.arch, postgsu.Variant(sol.problem_type, first.bias_type, first.gsu_bucket, first.vw,
+                                                   first.name))
     return {user: list(names) for user, names in log.items()}
 
 
