@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import collections
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import attrs
 
-from tensile_lite.asm.gemm import Decision, GemmKernel, decide, postgsu, runtime_overrides_read
+from tensile_lite.asm.gemm import Decision, GemmKernel, decide, runtime_overrides_read
 from tensile_lite.asm.gemm.abi import is_multiple_buffer
 from tensile_lite.asm.gemm.postgsu import ConversionKernel
 from tensile_lite.codeobj.assemble import assemble, link
-from tensile_lite.codeobj.pipeline import BuildOptions, build_code_objects, usable_jobs
+from tensile_lite.codeobj.pipeline import BuildOptions, KernelSource, build_code_objects, usable_jobs
 from tensile_lite.codeobj.pipeline import LibraryPlan as CodeObjectPlan
-from tensile_lite.codeobj.toolchain import find_toolchain_for
+from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
 from tensile_lite.codeobj.trivial import TrivialKernel
 from tensile_lite.errors import BuildError
+from tensile_lite.host.conversion import conversion_kernels
 from tensile_lite.library.formats import file_name
-from tensile_lite.library.plan import build_plan
+from tensile_lite.library.plan import ArchPlan, build_plan
 from tensile_lite.library.writer import write_arch
 from tensile_lite.logic import find_logic_files, read_logic_file
 from tensile_lite.model import LogicFile, Solution
@@ -95,20 +96,20 @@ def report_unsupported(logic: list[LogicFile], unsupported: Callable[[Solution],
     return missing
 
 
-def helper_kernels(ap, cov: int) -> list:
+def helper_kernels(ap: ArchPlan, cov: int) -> list[KernelSource]:
     """The helper code object's kernels: the split-K conversion kernels (postgsu.py) of every problem
     type with an included MultipleBuffer solution, by name, after a no-op kernel that keeps the code
     object valid when nothing needs a helper."""
     by_name: dict[str, ConversionKernel] = {}
     for entry in ap.kernels.values():  # sorted by name: the first of equal names is always the same
         if is_multiple_buffer(entry.solution):
-            for v in postgsu.variants(entry.solution.problem_type):
-                by_name.setdefault(v.name, ConversionKernel(v.problem_type, v.bias_type, v.gsu_bucket, v.vw,
-                                                            ap.arch, cov))
+            pt = entry.solution.problem_type
+            for v in conversion_kernels(pt):
+                by_name.setdefault(v.name, ConversionKernel(pt, v.bias_type, v.gsu_bucket, v.vw, v.name, ap.arch, cov))
     return [TrivialKernel(HELPER_KERNEL, ap.arch, cov), *(by_name[name] for name in sorted(by_name))]
 
 
-def write_helper_code_object(toolchain, ap, dest: Path, options: BuildOptions) -> None:
+def write_helper_code_object(toolchain: Toolchain, ap: ArchPlan, dest: Path, options: BuildOptions) -> None:
     """Kernels.so-000-<gfx>.hsaco, where hipBLASLt looks up the helper kernels by name.
 
     Objects go to the temporary folder (TMPDIR); the code object is linked next to `dest`, in the
@@ -128,8 +129,8 @@ def write_helper_code_object(toolchain, ap, dest: Path, options: BuildOptions) -
         move_file(linked / "library" / f"{dest.stem}.co", dest)
 
 
-def _sources_by_library(ap, kernel_source: Callable[..., object], verdict: Callable[[Solution], Decision],
-                        cov: int):
+def _sources_by_library(ap: ArchPlan, kernel_source: Callable[..., KernelSource],
+                        verdict: Callable[[Solution], Decision], cov: int) -> Iterator[KernelSource]:
     """Kernels library by library, so each `.co` links (and its objects go) as early as possible. Each
     carries the gate's verdict on its solution, so the workers render it without deciding (or planning)
     again."""
@@ -144,7 +145,7 @@ def _sources_by_library(ap, kernel_source: Callable[..., object], verdict: Calla
 
 def build_library(req: TclRequest, staging: Path, log: Log,
                   gate: Callable[[Solution], Decision] = decide,
-                  kernel_source: Callable[..., object] = GemmKernel.of,
+                  kernel_source: Callable[..., KernelSource] = GemmKernel.of,
                   failed_dir: Path | None = None) -> BuildSummary:
     """Write the complete library for `req` into `staging/library`; return what was written.
 

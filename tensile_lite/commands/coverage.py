@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from collections import Counter, defaultdict
+from typing import Any
 
 from tensile_lite.asm.gemm import decide
 from tensile_lite.errors import TensileLiteError
@@ -30,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
 
 
-def collect(paths: list[str]) -> tuple[dict, list[dict]]:
+def collect(paths: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The coverage report (the `--json` document) and the files that failed to read."""
     solutions: Counter[str] = Counter()
     supported: Counter[str] = Counter()
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     return 2 if errors else 0
 
 
-def _print(report: dict) -> None:
+def _print(report: dict[str, Any]) -> None:
     header = ("arch", "solutions", "supported", "kernels", "supported kernels")
     rows = [header] + [(arch, str(v["solutions"]), str(v["supported"]), str(v["kernels"]),
                         str(v["supported_kernels"])) for arch, v in report["architectures"].items()]

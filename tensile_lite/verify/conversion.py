@@ -1,14 +1,14 @@
 """MultipleBuffer split-K (globalAccumulation 2) as the runtime drives it (spec/epilogue_semantics.md §5.3,
-asm/gemm/postgsu.py): a call with GSU > 1 is two launches.
+host/conversion.py): a call with GSU > 1 is two launches.
 
-1. The GEMM kernel, with the workspace in D's and C's places and packed D/C strides (the writer's
+1. The GEMM kernel, with the workspace in D's and C's places and packed D/C strides (the host's
    packer does that for a MultipleBuffer solution), stores GSU f32 slices of M x N x batch: element
    (m, n, b) of slice g at g*M*N*B + m + n*M + b*M*N. The verifier poisons the workspace with 1e30, so a
    slice nobody wrote wrecks the sum, and tells the tiles a subset of workgroups wrote from it.
-2. The conversion kernel the runtime looks up by name in `Kernels.so-000-<gfx>.hsaco` (postgsu's
-   `kernel_name`: problem type, the call's bias type, GSU bucket, vector width), 256 threads per
+2. The conversion kernel the runtime looks up by name in `Kernels.so-000-<gfx>.hsaco` (the host's
+   `conversion_name`: problem type, the call's bias type, GSU bucket, vector width), 256 threads per
    workgroup over the M x N x batch elements, `vw` consecutive ones along M per thread, with the
-   runtime's argument record (`pack_arguments_of`). It sums the slices and runs the whole epilogue into
+   runtime's argument record (`host.conversion.pack_call`). It sums the slices and runs the whole epilogue into
    the real D (and E) at their own strides. When only some tiles' GEMM workgroups ran, only the
    conversion workgroups holding an element of those tiles run.
 
@@ -23,10 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tensile_lite.asm.gemm import GemmProblem, postgsu
-from tensile_lite.asm.gemm.abi import workspace_bytes
-from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.emu import DeviceMemory, Emulator
+from tensile_lite.host import GemmProblem, workspace_bytes
+from tensile_lite.host import conversion as host_conversion
 from tensile_lite.verify import compare
 from tensile_lite.verify.epilogue import Epilogue
 from tensile_lite.verify.mapping import LaunchId, Tile
@@ -50,14 +49,17 @@ def workspace(rs: RuntimeSolution, problem: GemmProblem, gsu: int) -> dict[str, 
     return {WORKSPACE: np.full(-(-size // 4), POISON, dtype=np.uint32)} if size else {}
 
 
-def variant(rs: RuntimeSolution, problem: GemmProblem, ep: Epilogue | None, gsu: int) -> postgsu.Variant:
+def variant(rs: RuntimeSolution, problem: GemmProblem, ep: Epilogue | None,
+            gsu: int) -> host_conversion.ConversionKernelName:
     """The conversion kernel the runtime asks for on this call."""
     pt = rs.problem_type
-    feat = epilogue_features(pt)
     bias_type = None
-    if feat.bias_read:
-        bias_type = ep.args.bias_type if ep is not None and ep.args.bias_type is not None else feat.bias_types[0]
-    return postgsu.Variant(pt, bias_type, postgsu.bucket(gsu), postgsu.launch_vector_width(pt, [problem]))
+    if pt.use_bias and not pt.gradient:
+        bias_type = ep.args.bias_type if ep is not None and ep.args.bias_type is not None else pt.bias_data_types[0]
+    vw = host_conversion.launch_vector_width(pt, [problem])
+    bucket = host_conversion.bucket(gsu)
+    return host_conversion.ConversionKernelName(bias_type, bucket, vw,
+                                                host_conversion.conversion_name(pt, bias_type, bucket, vw))
 
 
 def slices_written(rs: RuntimeSolution, problem: GemmProblem, gsu: int, ws: np.ndarray) -> set[Tile]:
@@ -75,12 +77,12 @@ def slices_written(rs: RuntimeSolution, problem: GemmProblem, gsu: int, ws: np.n
 def workgroups(rs: RuntimeSolution, problem: GemmProblem, vw: int, tiles: Iterable[Tile] | None) -> list[LaunchId]:
     """The conversion workgroups to run: every one (`tiles` None), or those with an element of `tiles`."""
     pt = rs.problem_type
-    total = postgsu.work_groups(pt, problem, vw)
+    total = host_conversion.work_groups(pt, problem, vw)
     if tiles is None:
         return [(w, 0, 0) for w in range(total)]
     mt0, mt1 = rs.solution.macro_tile
     m, n = problem.m, problem.n
-    per_group = postgsu.THREADS * vw
+    per_group = host_conversion.THREADS * vw
     wanted: set[int] = set()
     for t0, t1, b in tiles:
         i = np.arange(t0 * mt0, min((t0 + 1) * mt0, m))
@@ -99,7 +101,7 @@ def run(helper: Emulator, rs: RuntimeSolution, problem: GemmProblem, alpha: floa
     pt = rs.problem_type
     v = variant(rs, problem, ep, gsu)
     args = ep.args if ep is not None else None
-    call = postgsu.ConversionCall(problem, buffers, alpha, beta, gsu,
+    call = host_conversion.ConversionCall(problem, buffers, alpha, beta, gsu,
                                   strides_e=args.strides_e if args else (),
                                   stride_bias=args.stride_bias if args else 0,
                                   factor_dim=args.factor_dim if args else 0,
@@ -108,7 +110,7 @@ def run(helper: Emulator, rs: RuntimeSolution, problem: GemmProblem, alpha: floa
     ids = workgroups(rs, problem, v.vw, tiles)
     if not ids:
         return 0, 0
-    stats = helper.launch(v.name, grid=(postgsu.work_groups(pt, problem, v.vw), 1, 1),
-                          block=(postgsu.THREADS, 1, 1), kernargs=postgsu.pack_arguments_of(pt, call), memory=memory,
+    stats = helper.launch(v.name, grid=(host_conversion.work_groups(pt, problem, v.vw), 1, 1),
+                          block=(host_conversion.THREADS, 1, 1), kernargs=host_conversion.pack_call(pt, call), memory=memory,
                           workgroups=ids)
     return stats.instructions, len(ids)

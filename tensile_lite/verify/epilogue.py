@@ -27,10 +27,10 @@ from collections.abc import Callable, Mapping
 import attrs
 import numpy as np
 
-from tensile_lite.asm.gemm import EpilogueArgs, GemmProblem
 from tensile_lite.asm.gemm.activation import BY_NAME, kinds_for
 from tensile_lite.asm.gemm.epi.order import active
 from tensile_lite.asm.gemm.features import DIM_N, DIM_RUNTIME, epilogue_features
+from tensile_lite.host import EpilogueArgs, GemmProblem
 from tensile_lite.model import DataType, ProblemType
 from tensile_lite.verify.elements import ELEMENTS, Element, element
 from tensile_lite.verify.errors import NotVerifiable
@@ -113,7 +113,7 @@ def _scale(rng: np.random.Generator, shape: int | tuple[int, ...] = ()) -> np.nd
     return s.round(rng.uniform(0.5, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape))
 
 
-def _f32_buffer(values: np.ndarray) -> np.ndarray:
+def _f32_buffer(values: np.ndarray | float) -> np.ndarray:
     return ELEMENTS[DataType.S].to_bits(np.atleast_1d(values))
 
 
@@ -164,15 +164,17 @@ def make(pt: ProblemType, problem: GemmProblem, case: str, rng: np.random.Genera
     fields: dict[str, object] = {}
     row, col = np.ones(m), np.ones(n)
     if feat.scale_ab == "Scalar":
-        fields["scale_a"], fields["scale_b"] = float(_scale(rng)), float(_scale(rng))
-        buffers["scaleA"], buffers["scaleB"] = _f32_buffer(fields["scale_a"]), _f32_buffer(fields["scale_b"])
+        sa, sb = float(_scale(rng)), float(_scale(rng))
+        fields["scale_a"], fields["scale_b"] = sa, sb
+        buffers["scaleA"], buffers["scaleB"] = _f32_buffer(sa), _f32_buffer(sb)
     elif feat.scale_ab == "Vector":
         va, vb = _scale(rng, m), _scale(rng, n)
         row, col = row * va, col * vb
         buffers["scaleA"], buffers["scaleB"] = _f32_buffer(va), _f32_buffer(vb)
     if feat.scale_cd:
-        fields["scale_c"], fields["scale_d"] = float(_scale(rng)), float(_scale(rng))
-        buffers["scaleC"], buffers["scaleD"] = _f32_buffer(fields["scale_c"]), _f32_buffer(fields["scale_d"])
+        sc, sd = float(_scale(rng)), float(_scale(rng))
+        fields["scale_c"], fields["scale_d"] = sc, sd
+        buffers["scaleC"], buffers["scaleD"] = _f32_buffer(sc), _f32_buffer(sd)
     if feat.scale_alpha_vec:
         length = n if along_n else m
         if integer:
@@ -217,6 +219,8 @@ def factor(ep: Epilogue | None) -> np.ndarray | float:
     """The per-element multiplier of alpha * acc, [m, n, 1] (1.0 without an epilogue)."""
     if ep is None:
         return 1.0
+    if ep.row is None or ep.col is None:  # no vector factors: alpha's scale alone
+        return ep.alpha_scale
     return ep.alpha_scale * np.multiply.outer(ep.row, ep.col)[..., None]
 
 
@@ -231,7 +235,7 @@ class Value:
     exact: np.ndarray = attrs.field(eq=False)
     bound: np.ndarray = attrs.field(eq=False)
     err: np.ndarray | None = attrs.field(default=None, eq=False)
-    e: tuple[np.ndarray, np.ndarray] | None = attrs.field(default=None, eq=False)  # (exact, err) at E
+    e: tuple[np.ndarray, np.ndarray | None] | None = attrs.field(default=None, eq=False)  # (exact, err) at E
     unscaled: tuple[np.ndarray, np.ndarray] | None = attrs.field(default=None, eq=False)  # before scaleD
 
 

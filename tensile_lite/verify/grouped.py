@@ -6,7 +6,7 @@ only for problem types that support user arguments).
 The GEMMs of a group are the kernel's cases (problems.cases: each kept inside the solution's predicates,
 with edge tiles, a K tail, a batch, padded strides, alpha 0, K 0), each with its own alpha, beta and
 epilogue inputs (bias type, activation). The argument bytes come from the writer's packers
-(`asm.gemm.pack_grouped`), with the header words the runtime derives from the `.dat` entry
+(`host.pack_grouped`), with the header words the runtime derives from the `.dat` entry
 (runtime_args.header_words). In argType 2 structs StrideBias goes in the field hipBLASLt calls
 `reserved` (which its setDeviceUserArgs leaves alone, spec §4.3): a user who batches the bias sets it.
 
@@ -31,10 +31,10 @@ from collections.abc import Callable, Sequence
 import attrs
 import numpy as np
 
-from tensile_lite.asm.gemm import ARG_TYPE_TABLE, ARG_TYPE_USER, pack_grouped
-from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError, UnsupportedInstruction
 from tensile_lite.errors import TensileLiteError
+from tensile_lite.host import ARG_TYPE_TABLE, ARG_TYPE_USER, pack_grouped
+from tensile_lite.host.grouped import user_struct
 from tensile_lite.verify import amax, compare, runtime_args
 from tensile_lite.verify.errors import NotVerifiable
 from tensile_lite.verify.launch import (
@@ -68,8 +68,8 @@ def notes(rs: RuntimeSolution) -> list[str]:
     out = []
     if not rs.problem_type.support_user_args:
         out.append("argType 2 not run: the problem type does not support device user arguments")
-    elif epilogue_features(rs.problem_type).has_factor_dim_arg:
-        out.append("argType 2 used the writer's struct with factorDim before e (4 bytes longer than hipBLASLt's "
+    elif "factorDim" in user_struct(rs.problem_type).offsets:
+        out.append("argType 2 used the extended struct with factorDim before e (4 bytes longer than hipBLASLt's "
                    "UserArguments, spec/epilogue_semantics.md §4.3)")
     return out
 

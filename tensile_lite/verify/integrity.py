@@ -54,7 +54,8 @@ def _check_predicate(pred: Any, where: str) -> None:
 
 def _check_rows(node: Mapping[str, Any], where: str, depth: int) -> None:
     rows = node.get("rows")
-    _need(isinstance(rows, list), where, "rows is not a list")
+    if not isinstance(rows, list):
+        raise _Damage(where, "rows is not a list")
     for i, row in enumerate(rows):
         here = f"{where}.rows[{i}]"
         _need(isinstance(row, Mapping), here, "a row is not a map")
@@ -64,7 +65,8 @@ def _check_rows(node: Mapping[str, Any], where: str, depth: int) -> None:
 
 def _check_table(node: Mapping[str, Any], where: str, keyed: bool) -> None:
     table = node.get("table")
-    _need(isinstance(table, list), where, "table is not a list")
+    if not isinstance(table, list):
+        raise _Damage(where, "table is not a list")
     for i, entry in enumerate(table):
         here = f"{where}.table[{i}]"
         _need(isinstance(entry, Mapping) and _is_int(entry.get("index")), here, "an entry without an integer index")

@@ -23,8 +23,9 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
-from tensile_lite.asm.gemm import num_workgroups, solution_layout
 from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError, UnsupportedInstruction
+from tensile_lite.host import num_workgroups
+from tensile_lite.host.epilogue import activation_sent
 from tensile_lite.targets import get_target
 from tensile_lite.verify import amax, compare, conversion, epilogue, runtime_args, splitk
 from tensile_lite.verify.elements import element, operand_types
@@ -85,13 +86,13 @@ class Inputs:
     c: Tensor
     d: Tensor
     epilogue: Epilogue | None
-    # buffers the kernel writes besides D, by POINTER_KEYS / split-K name: workspace, Synchronizer, amax
+    # buffers the kernel writes besides D, by host.epilogue.POINTERS key / split-K name: workspace, Synchronizer, amax
     extras: Mapping[str, np.ndarray] = attrs.field(factory=dict, eq=False)
 
 
 def activation_fused(rs: RuntimeSolution) -> bool:
-    """Whether the kernel applies the activation itself (and takes its arguments), as the layout says."""
-    return any(p.argument.name == "activationType" for p in solution_layout(rs.solution).arguments)
+    """Whether the kernel applies the activation itself (and the runtime sends its arguments)."""
+    return activation_sent(rs.solution)
 
 
 def make_inputs(rs: RuntimeSolution, case: Case, rng: np.random.Generator) -> Inputs:
@@ -251,6 +252,7 @@ def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: n
     bits, got = compare.as_mnb(d_bits), compare.as_mnb(d_values)
     sentinel = np.asarray(t.d.element.sentinel).astype(outside.dtype)
     mask = compare.tile_mask(bits.shape, sol.macro_tile, wanted)
+    error: str | None
     if (outside != sentinel).any():
         error = (f"wrote {int((outside != sentinel).sum())} elements of D's buffer outside the problem "
                  "(padding or gaps between batches)")

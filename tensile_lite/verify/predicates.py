@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from tensile_lite.asm.gemm import GemmProblem
+from tensile_lite.host import GemmProblem
 from tensile_lite.model import ProblemType
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from tensile_lite.asm.gemm import GemmProblem
+from tensile_lite.host import GemmProblem
 from tensile_lite.model import DataType, ProblemType
 from tensile_lite.verify import splitk
 from tensile_lite.verify.predicates import Call, failing, present, value_of

@@ -1,8 +1,8 @@
 """The kernel arguments the runtime packs for one call, driven by the `.dat` entry's
 `internalArgsSupport` exactly as hipBLASLt's `ContractionSolution::kernelArgs` does.
 
-The body (sizes, pointers, strides, alpha, beta) comes from the writer's packer
-(`tensile_lite.asm.gemm.abi.pack_kernel_args`). The header depends on what the library declares:
+The body (sizes, pointers, strides, alpha, beta, the epilogue's arguments) comes from the host's packer
+(`tensile_lite.host.pack_kernel_args`), written apart from the kernel writer. The header depends on what the library declares:
 - version >= 1: gemm_count, internalArgs, internalArgs1, numWorkGroups (16 bytes);
   version 0: gemm_count and internalArgs only (8 bytes);
 - internalArgs1 carries WorkGroupMapping alone in version 1, WGM | WGMXCC << 16 | WGMXCCG << 22 in
@@ -19,14 +19,15 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping
 
-from tensile_lite.asm.gemm import EpilogueArgs, GemmProblem, pack_kernel_args, solution_layout
 from tensile_lite.errors import TensileLiteError
+from tensile_lite.host import EpilogueArgs, GemmProblem, pack_kernel_args
+from tensile_lite.host.args import layout as host_layout
 from tensile_lite.targets import get_target
 from tensile_lite.verify.errors import NotVerifiable
 from tensile_lite.verify.mapping import TileOrder
 from tensile_lite.verify.runtime_view import RuntimeSolution
 
-_HEADER_V2_ONLY = ("kernel info1", "numWG")
+_HEADER_V2_ONLY = ("internalArgs1", "numWorkGroups")
 
 
 def _support(rs: RuntimeSolution, key: str, default: object) -> object:
@@ -78,26 +79,26 @@ def header_words(rs: RuntimeSolution, gsu: int | None = None) -> tuple[int, int]
 
 
 def layout(rs: RuntimeSolution) -> list[tuple[str, int, int]]:
-    """(name, offset, size) of every argument the runtime appends, in order."""
+    """(runtime name, offset, size) of every argument the runtime appends, in order."""
     if not _support(rs, "useUniversalArgs", True):
         raise NotVerifiable("the library declares the legacy argument layout (useUniversalArgs false)")
     try:
-        args = [p.argument for p in solution_layout(rs.solution).arguments]
+        args = [(name, size) for name, _, size in host_layout(rs.solution)]
     except TensileLiteError as exc:
         raise NotVerifiable(exc.one_line()) from None
     if version(rs) == 0:
-        args = [a for a in args if a.name not in _HEADER_V2_ONLY]
+        args = [a for a in args if a[0] not in _HEADER_V2_ONLY]
     out, offset = [], 0
-    for a in args:
-        out.append((a.name, offset, a.size))
-        offset += a.size
+    for name, size in args:
+        out.append((name, offset, size))
+        offset += size
     return out
 
 
 def pack(rs: RuntimeSolution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
          beta: float, epilogue: EpilogueArgs | None = None, gsu: int | None = None) -> bytes:
     """The kernarg bytes the runtime sends for this call (`buffers` also holds the epilogue's pointers,
-    by the writer's `POINTER_KEYS` names, and a split-K call's 'workspace' and 'synchronizer'); `gsu`
+    by `host.epilogue.POINTERS`' keys, and a split-K call's 'workspace' and 'synchronizer'); `gsu`
     is the user's GSU override (see launch_gsu)."""
     gsu = launch_gsu(rs, gsu)
     try:

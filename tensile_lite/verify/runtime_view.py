@@ -2,8 +2,8 @@
 
 The hipBLASLt runtime packs kernel arguments and sizes the grid from the `.dat` entry alone
 (`problemType`, `sizeMapping`, `internalArgsSupport`). Rebuilding a model `ProblemType` and `Solution`
-from exactly those fields lets the verifier reuse the writer's argument packer
-(`tensile_lite.asm.gemm.abi`) while checking what a library really tells the runtime. Only the
+from exactly those fields lets the verifier drive kernels through the host's packer
+(`tensile_lite.host`) while checking what a library really tells the runtime. Only the
 runtime-visible fields are meaningful in the result; tuning parameters the entry does not carry keep
 their defaults and must not be relied on.
 """

@@ -25,8 +25,7 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
-from tensile_lite.asm.gemm import GemmProblem
-from tensile_lite.asm.gemm.abi import workspace_bytes
+from tensile_lite.host import GemmProblem, workspace_bytes
 from tensile_lite.model import ProblemType
 from tensile_lite.verify.runtime_view import RuntimeSolution
 

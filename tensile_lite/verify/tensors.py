@@ -11,7 +11,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from tensile_lite.asm.gemm import GemmProblem
+from tensile_lite.host import GemmProblem
 from tensile_lite.model import ProblemType
 from tensile_lite.verify.elements import Element
 

@@ -13,10 +13,9 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
-from tensile_lite.asm.gemm import GemmProblem
-from tensile_lite.asm.gemm.abi import EpilogueArgs
 from tensile_lite.asm.gemm.activation import BY_NAME
 from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, epilogue_features
+from tensile_lite.host import EpilogueArgs, GemmProblem
 from tensile_lite.model import DataType, ProblemType
 from tests.gemm.bits import from_bits, to_bits
 

@@ -15,21 +15,25 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensile_lite.asm.gemm import (
-    GemmProblem,
-    generate,
-    kernel_name,
-    num_workgroups,
-    pack_kernel_args,
-    postgsu,
-)
-from tensile_lite.asm.gemm.abi import EpilogueArgs, is_multiple_buffer, runtime_gsu
+from tensile_lite.asm.gemm import generate, kernel_name, postgsu
 from tensile_lite.asm.gemm.features import epilogue_features
-from tensile_lite.asm.gemm.grouped import ARG_TYPE_TABLE, pack_grouped, tiles
 from tensile_lite.codeobj.assemble import assemble, link
 from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.emu import DeviceMemory, Emulator
 from tensile_lite.emu.arch import arch_info
+from tensile_lite.host import (
+    ARG_TYPE_TABLE,
+    EpilogueArgs,
+    GemmProblem,
+    is_multiple_buffer,
+    launch_grid,
+    num_workgroups,
+    pack_grouped,
+    pack_kernel_args,
+    runtime_gsu,
+    tiles,
+)
+from tensile_lite.host import conversion as host_conversion
 from tensile_lite.model import DataType, ProblemType, Solution
 from tests.gemm.bits import bits_dtype, from_bits, nan_bits, to_bits
 from tests.gemm.epilogue_ref import Epilogue, Vectors, activate
@@ -45,8 +49,11 @@ class Built:
     toolchain: Toolchain | None = attrs.field(default=None, eq=False, repr=False)
     conversions: dict[str, Emulator] = attrs.field(factory=dict, eq=False, repr=False)
 
-    def conversion(self, variant: postgsu.Variant) -> Emulator:
-        """An emulator of the conversion kernel `variant` (built on first use, beside the kernel)."""
+    def conversion(self, kernel: host_conversion.ConversionKernelName) -> Emulator:
+        """An emulator of the conversion kernel the runtime names `kernel` (built on first use, beside
+        the GEMM kernel)."""
+        variant = postgsu.Variant(self.solution.problem_type, kernel.bias_type, kernel.gsu_bucket, kernel.vw,
+                                  kernel.name)
         emu = self.conversions.get(variant.name)
         if emu is None:
             assert self.toolchain is not None
@@ -306,7 +313,7 @@ def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float =
                                 epilogue=_epilogue_args(pt, call), gsu=gsu)
     emu = emulator or emulator_for(built)
     grid = num_workgroups(sol, problem, gsu=gsu)
-    stats = emu.launch(built.name, grid=launch_grid(sol, problem, gsu), block=(sol.num_threads, 1, 1),
+    stats = emu.launch(built.name, grid=launch_grid(sol, problem, gsu=gsu), block=(sol.num_threads, 1, 1),
                        kernargs=kernargs, memory=mem) if grid else None
     instructions = stats.instructions if stats else 0
     split = runtime_gsu(sol, gsu)
@@ -322,27 +329,24 @@ def _convert(built: Built, problem: GemmProblem, call: _Call, buffers: dict[str,
     feat = epilogue_features(pt)
     ep = call.epilogue
     bias_type = (ep.bias_type or ep.bias or feat.bias_types[0]) if feat.bias_read else None
-    vw = postgsu.launch_vector_width(pt, [problem])
-    variant = postgsu.Variant(pt, bias_type, postgsu.bucket(gsu), vw)
+    vw = host_conversion.launch_vector_width(pt, [problem])
+    variant = _conversion_kernel(pt, bias_type, gsu, vw)
     args = _epilogue_args(pt, call)
-    conv = postgsu.ConversionCall(problem, buffers, call.alpha, call.beta, gsu, strides_e=call.e_strides,
+    conv = host_conversion.ConversionCall(problem, buffers, call.alpha, call.beta, gsu, strides_e=call.e_strides,
                                   stride_bias=args.stride_bias, factor_dim=args.factor_dim,
                                   activation=args.activation, activation_args=args.activation_args)
-    kernargs = postgsu.pack_arguments_of(pt, conv)
-    stats = built.conversion(variant).launch(variant.name, grid=(postgsu.work_groups(pt, problem, vw), 1, 1),
-                                             block=(postgsu.THREADS, 1, 1), kernargs=kernargs, memory=mem)
+    kernargs = host_conversion.pack_call(pt, conv)
+    stats = built.conversion(variant).launch(
+        variant.name, grid=(host_conversion.work_groups(pt, problem, vw), 1, 1),
+        block=(host_conversion.THREADS, 1, 1), kernargs=kernargs, memory=mem)
     return stats.instructions
 
 
-def launch_grid(sol: Solution, problem: GemmProblem, gsu: int | None = None) -> tuple[int, int, int]:
-    """The runtime's grid of an argType-0 call: flattened to 1-D, except on gfx12, where it stays
-    (tiles along M, tiles along N x GSU, batch) (ContractionSolution.cpp, generateSingleCall)."""
-    total = num_workgroups(sol, problem, gsu=gsu)
-    if not sol.arch.startswith("gfx12"):
-        return (max(total, 1), 1, 1)
-    nwg0 = -(-problem.m // sol.macro_tile[0])
-    batch = problem.batch if sol.problem_type.num_indices_c == 3 else 1
-    return (max(nwg0, 1), max(total // max(nwg0 * batch, 1), 1), max(batch, 1))
+def _conversion_kernel(pt: ProblemType, bias_type: DataType | None, gsu: int,
+                       vw: int) -> host_conversion.ConversionKernelName:
+    bucket = host_conversion.bucket(gsu)
+    return host_conversion.ConversionKernelName(bias_type, bucket, vw,
+                                                host_conversion.conversion_name(pt, bias_type, bucket, vw))
 
 
 def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alphas: list[float],
@@ -380,22 +384,22 @@ def _convert_grouped(built: Built, problems: list[GemmProblem], calls: list[_Cal
     """The grouped conversion launch (`_GG` kernel) after a MultipleBuffer argType-1 launch."""
     pt = built.solution.problem_type
     feat = epilogue_features(pt)
-    vw = postgsu.launch_vector_width(pt, problems)
+    vw = host_conversion.launch_vector_width(pt, problems)
     first = calls[0].epilogue
     bias_type = (first.bias_type or first.bias or feat.bias_types[0]) if feat.bias_read else None
-    variant = postgsu.Variant(pt, bias_type, postgsu.bucket(gsu), vw)
+    variant = _conversion_kernel(pt, bias_type, gsu, vw)
     convs = []
     for call, bufs in zip(calls, buffers, strict=True):
         args = _epilogue_args(pt, call)
-        convs.append(postgsu.ConversionCall(call.problem, bufs, call.alpha, call.beta, gsu, strides_e=call.e_strides,
-                                            stride_bias=args.stride_bias, factor_dim=args.factor_dim,
-                                            activation=args.activation, activation_args=args.activation_args))
+        convs.append(host_conversion.ConversionCall(
+            call.problem, bufs, call.alpha, call.beta, gsu, strides_e=call.e_strides, stride_bias=args.stride_bias,
+            factor_dim=args.factor_dim, activation=args.activation, activation_args=args.activation_args))
     table_address = mem.alloc(1 << 16)
-    kernargs, table = postgsu.pack_grouped(pt, convs, vw, table_address)
+    kernargs, table = host_conversion.pack_grouped(pt, convs, vw, table_address)
     mem.write(table_address, table)
-    groups = sum(postgsu.work_groups(pt, p, vw) for p in problems)
-    stats = built.conversion(variant).launch(variant.name, grid=(max(groups, 1), 1, 1), block=(postgsu.THREADS, 1, 1),
-                                             kernargs=kernargs, memory=mem)
+    groups = sum(host_conversion.work_groups(pt, p, vw) for p in problems)
+    stats = built.conversion(variant).launch(variant.name, grid=(max(groups, 1), 1, 1),
+                                             block=(host_conversion.THREADS, 1, 1), kernargs=kernargs, memory=mem)
     return stats.instructions
 
 
@@ -464,7 +468,7 @@ def reference(pt: ProblemType, problem: GemmProblem, inputs: dict[str, tuple[np.
     """
     feat = epilogue_features(pt)
     if pt.compute_type is DataType.I:
-        # integer alpha/beta are packed truncated (abi.scalar_bytes)
+        # integer alpha/beta are packed truncated (host.values.scalar)
         alpha, beta = float(int(alpha)), float(int(beta))
     a, b = inputs["A"][1], inputs["B"][1]
     if flush_f16:

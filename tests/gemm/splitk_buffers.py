@@ -9,9 +9,10 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
-from tensile_lite.asm.gemm import GemmProblem
-from tensile_lite.asm.gemm.abi import is_split_k, splits_k, workspace_bytes
 from tensile_lite.emu import DeviceMemory
+from tensile_lite.host import GemmProblem, workspace_bytes
+from tensile_lite.host.splitk import is_single_kernel as is_split_k
+from tensile_lite.host.splitk import splits_k
 from tensile_lite.model import Solution
 
 POISON = 0x7149F2CA  # 1e30 as f32

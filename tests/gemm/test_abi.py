@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, argument_layout, kernel_arguments, pack_kernel_args
-from tensile_lite.asm.gemm.abi import EpilogueArgs, internal_args, num_workgroups, solution_layout
+from tensile_lite.asm.gemm import argument_layout, kernel_arguments
+from tensile_lite.asm.gemm.abi import solution_layout
 from tensile_lite.errors import BuildError
+from tensile_lite.host import EpilogueArgs, GemmProblem, internal_args, num_workgroups, pack_kernel_args
 from tensile_lite.logic import read_logic_file
 from tensile_lite.model import DataType
 from tests.gemm.solutions import problem_type, solution

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem
-from tensile_lite.asm.gemm.grouped import ARG_TYPE_TABLE, ARG_TYPE_USER
+from tensile_lite.host import ARG_TYPE_TABLE, ARG_TYPE_USER, GemmProblem
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, generate
+from tensile_lite.asm.gemm import generate
 from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
 from tensile_lite.errors import ToolchainError
+from tensile_lite.host import GemmProblem
 from tensile_lite.model import Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels

@@ -13,7 +13,8 @@ from tensile_lite.asm.gemm.epi import order
 from tensile_lite.asm.gemm.epi.base import Feature
 from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.asm.kernel import pack_arguments
-from tensile_lite.model import DataType, ProblemType
+from tensile_lite.host.conversion import conversion_kernels
+from tensile_lite.model import ProblemType
 from tests.gemm.devset import supported_kernels
 from tests.gemm.solutions import problem_type
 
@@ -42,8 +43,9 @@ def _steps_run(monkeypatch: pytest.MonkeyPatch, sol: Any) -> dict[str, list[str]
     with monkeypatch.context() as m:
         m.setattr(order, "FEATURES", tuple(_Recording(f, log) for f in order.FEATURES))
         writer.generate(sol)
-        variant = postgsu.variants(sol.problem_type)[0]
-        postgsu.generate(sol.arch, variant)
+        first = conversion_kernels(sol.problem_type)[0]
+        postgsu.generate(sol.arch, postgsu.Variant(sol.problem_type, first.bias_type, first.gsu_bucket, first.vw,
+                                                   first.name))
     return {user: list(names) for user, names in log.items()}
 
 
@@ -100,9 +102,6 @@ def test_declared_arguments_are_in_the_layouts(feature: Feature) -> None:
         conv = [p.argument.name for p in pack_arguments(postgsu.arguments(pt)).arguments]
         for section in feature.conversion_arguments(pt, feat).values():
             assert [a.name for a in section] and all(a.name in conv for a in section)
-        for bias_type in (DataType.S, None):
-            if (bias_type is None) != feat.bias_read:
-                assert feature.name_part(pt, feat, bias_type) in postgsu.kernel_name(pt, bias_type, 2, 1)
 
 
 def test_every_feature_has_its_reference_step() -> None:

@@ -14,8 +14,8 @@ from functools import cache
 import numpy as np
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem
 from tensile_lite.asm.gemm.activation import KINDS
+from tensile_lite.host import GemmProblem
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels

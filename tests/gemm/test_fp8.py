@@ -19,12 +19,13 @@ import numpy as np
 import pytest
 
 from tensile_lite.asm.arch import get_arch
-from tensile_lite.asm.gemm import GemmProblem, generate, unsupported_reasons
+from tensile_lite.asm.gemm import generate, unsupported_reasons
 from tensile_lite.asm.gemm.convert import CLASS_NAN_INF, pack_f8, saturate_f8
 from tensile_lite.asm.isa import isa_for
 from tensile_lite.asm.operands import sgpr, vgpr
 from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.emu import Emulator
+from tensile_lite.host import GemmProblem
 from tensile_lite.model import DataType, Params, ProblemType, Solution
 from tensile_lite.model.elements import float8_spec
 from tensile_lite.verify.float8 import FORMATS

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem
-from tensile_lite.asm.gemm.grouped import ARG_TYPE_TABLE, ARG_TYPE_USER, user_argument_offsets
+from tensile_lite.asm.gemm.grouped import user_argument_offsets
+from tensile_lite.host import ARG_TYPE_TABLE, ARG_TYPE_USER, GemmProblem
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels

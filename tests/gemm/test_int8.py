@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, generate, unsupported_reasons
+from tensile_lite.asm.gemm import generate, unsupported_reasons
 from tensile_lite.codeobj.toolchain import Toolchain
+from tensile_lite.host import GemmProblem
 from tensile_lite.model import DataType, Params, ProblemType, Solution
 from tests.gemm import harness
 from tests.gemm.conftest import arch_toolchain

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, unsupported_reasons
+from tensile_lite.asm.gemm import unsupported_reasons
+from tensile_lite.host import GemmProblem
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels

@@ -14,9 +14,10 @@ import json
 
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, postgsu
-from tensile_lite.asm.gemm.grouped import ARG_TYPE_TABLE
+from tensile_lite.asm.gemm import postgsu
 from tensile_lite.asm.kernel import pack_arguments
+from tensile_lite.host import ARG_TYPE_TABLE, GemmProblem
+from tensile_lite.host import conversion as host_conversion
 from tensile_lite.library.derived import GLOBAL_SPLIT_U_PGR
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
@@ -57,7 +58,7 @@ def test_vector_widths(build) -> None:
     pt = problem_type("BSS", False, True)
     sol = mb(pt, 4)
     problems = [GemmProblem(64, 40, 96, 1), GemmProblem(62, 40, 96, 1), GemmProblem(61, 40, 96, 1)]
-    assert [postgsu.launch_vector_width(pt, [p]) for p in problems] == [4, 2, 1]
+    assert [host_conversion.launch_vector_width(pt, [p]) for p in problems] == [4, 2, 1]
     _check(build, sol, [(p, 1.5, 0.5, None) for p in problems])
 
 
@@ -109,7 +110,7 @@ def test_grouped(build) -> None:
     problems = [harness.padded(pt, mt0 + 5, mt1 + 3, 2 * sol.depth_u + 7, 2), GemmProblem(0, mt1, 32, 1),
                 GemmProblem(2 * mt0, mt1, 3 * sol.depth_u, 1), GemmProblem(mt0 - 3, 2 * mt1 + 1, 40, 3)]
     eps = [Epilogue(bias=DataType.H, activation="relu"), Epilogue(), Epilogue(bias=DataType.H), Epilogue()]
-    assert "_GG_" in postgsu.kernel_name(pt, DataType.H, 2, 1)
+    assert "_GG_" in host_conversion.conversion_name(pt, DataType.H, 2, 1)
     results = harness.run_grouped(built, problems, arg_type=ARG_TYPE_TABLE, alphas=[0.5, 1.0, 1.0, -2.0],
                                   betas=[-1.5, 0.0, 1.0, 0.25], epilogues=eps, emulator=emu)
     for i, result in enumerate(results):
@@ -137,7 +138,7 @@ def test_names_and_layouts_match_upstream() -> None:
     and their hipblaslt_all struct lacks the two activation values the runtime sends: we take what
     the runtime sends)."""
     reference = shared_dir("reference", "kernels")
-    assert postgsu.SPLIT_PGR == GLOBAL_SPLIT_U_PGR
+    assert host_conversion.SPLIT_PGR == GLOBAL_SPLIT_U_PGR
     checked = 0
     for arch in ("gfx942", "gfx1102"):
         upstream = {k["name"]: [a for a in k["args"] if not a["value_kind"].startswith("hidden")]
@@ -147,13 +148,13 @@ def test_names_and_layouts_match_upstream() -> None:
             for sol in lf.solutions:
                 if lf.arch == arch and sol.global_split_u_algorithm == "MultipleBuffer" and \
                         sol.runtime.global_split_u > 1 and postgsu.supported(sol.problem_type):
-                    for v in postgsu.variants(sol.problem_type):
-                        ours[v.name] = v
+                    for v in host_conversion.conversion_kernels(sol.problem_type):
+                        ours[v.name] = sol.problem_type
         assert ours
-        for name, v in ours.items():
+        for name, pt in ours.items():
             args = upstream.get(name)
             assert args is not None, f"{arch}: upstream has no {name}"
-            size = pack_arguments(postgsu.arguments(v.problem_type)).size
+            size = pack_arguments(postgsu.arguments(pt)).size
             if "_HA" in name:
                 size -= 8  # the two activation values upstream's struct leaves out
             assert len(args) == 1 and args[0]["size"] == -(-size // 8) * 8, name

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tensile_lite.asm import ARCHS, AsmError, AsmWriter, KernelArgument, KernelSpec, Registers, isa_for
-from tensile_lite.asm.gemm import GemmProblem, generate, unsupported_reasons
+from tensile_lite.asm.gemm import generate, unsupported_reasons
 from tensile_lite.asm.gemm.preload import preload_dwords
 from tensile_lite.asm.kernel import (
     MAX_KERNARG_PRELOAD,
@@ -33,6 +33,7 @@ from tensile_lite.codeobj.elf import read_code_object
 from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
 from tensile_lite.emu import DeviceMemory, Emulator
 from tensile_lite.errors import TensileLiteError
+from tensile_lite.host import GemmProblem
 from tensile_lite.model import Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels

@@ -12,17 +12,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, num_workgroups, pack_kernel_args, unsupported_reasons
-from tensile_lite.asm.gemm.abi import (
-    argument_layout,
-    internal_args,
-    is_split_k,
-    solution_layout,
-    workspace_bytes,
-)
-from tensile_lite.asm.gemm.grouped import ARG_TYPE_TABLE, ARG_TYPE_USER, pack_grouped, tiles
+from tensile_lite.asm.gemm import unsupported_reasons
+from tensile_lite.asm.gemm.abi import argument_layout, is_split_k, solution_layout
 from tensile_lite.asm.gemm.support import runtime_overrides_read
 from tensile_lite.emu import DeviceMemory, Emulator
+from tensile_lite.host import (
+    ARG_TYPE_TABLE,
+    ARG_TYPE_USER,
+    GemmProblem,
+    internal_args,
+    num_workgroups,
+    pack_grouped,
+    pack_kernel_args,
+    tiles,
+    workspace_bytes,
+)
 from tensile_lite.model import DataType, Solution, kernel_key
 from tests.gemm import harness
 from tests.gemm.devset import logic_files

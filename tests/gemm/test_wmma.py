@@ -14,10 +14,10 @@ import itertools
 
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, generate, unsupported_reasons
-from tensile_lite.asm.gemm.grouped import ARG_TYPE_TABLE, ARG_TYPE_USER
+from tensile_lite.asm.gemm import generate, unsupported_reasons
 from tensile_lite.asm.gemm.lanes import lane_layout
 from tensile_lite.asm.gemm.plan import build_plan
+from tensile_lite.host import ARG_TYPE_TABLE, ARG_TYPE_USER, GemmProblem, launch_grid
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
 from tests.gemm.devset import supported_kernels
@@ -154,8 +154,8 @@ def test_gfx12_grid_is_three_dimensional() -> None:
     """The harness launches gfx12 as the runtime does, so a kernel that ignored ttmp7 would fail."""
     pt = problem_type("HHS")
     sol = wmma(pt, "gfx1201")
-    assert harness.launch_grid(sol, GemmProblem(70, 40, 32, 3)) == (3, 2, 3)
-    assert harness.launch_grid(wmma(pt, "gfx1100"), GemmProblem(70, 40, 32, 3)) == (18, 1, 1)
+    assert launch_grid(sol, GemmProblem(70, 40, 32, 3)) == (3, 2, 3)
+    assert launch_grid(wmma(pt, "gfx1100"), GemmProblem(70, 40, 32, 3)) == (18, 1, 1)
     text = generate(sol)
     assert "ttmp7" in text and "ttmp9" in text and "s_barrier_signal" in text
 

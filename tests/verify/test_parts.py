@@ -10,7 +10,7 @@ import attrs
 import numpy as np
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, internal_args, pack_kernel_args
+from tensile_lite.host import GemmProblem, internal_args, pack_kernel_args
 from tensile_lite.library.solution_entry import solution_entry
 from tensile_lite.model import DataType, Params, ProblemType, Solution
 from tensile_lite.targets import get_target
@@ -226,7 +226,7 @@ def test_runtime_header_follows_the_declared_support() -> None:
     full = runtime_args.pack(v2, problem, buffers, 1.0, 0.5)
     short = runtime_args.pack(v0, problem, buffers, 1.0, 0.5)
     assert len(short) == len(full) - 8 and short[8:] == full[16:]
-    assert [name for name, _, _ in runtime_args.layout(v0)][:3] == ["Gemm info", "kernel info0", "SizesFree0"]
+    assert [name for name, _, _ in runtime_args.layout(v0)][:3] == ["gemm_count", "internalArgs", "size_0"]
     entry["internalArgsSupport"].update(useUniversalArgs=False)
     with pytest.raises(NotVerifiable, match="legacy"):
         runtime_args.layout(runtime_solution(entry, "gfx942"))
@@ -376,8 +376,8 @@ def test_split_k_entry_packs_the_runtime_arguments() -> None:
     at = {name: offset for name, offset, _ in runtime_args.layout(rs)}
 
     def fields(blob: bytes) -> tuple[int, int, int, int, int]:
-        return (struct.unpack_from("<I", blob, at["kernel info0"])[0] & 0x3FFF,
-                struct.unpack_from("<Q", blob, at["D"])[0], struct.unpack_from("<I", blob, at["strideD0"])[0],
+        return (struct.unpack_from("<I", blob, at["internalArgs"])[0] & 0x3FFF,
+                struct.unpack_from("<Q", blob, at["d"])[0], struct.unpack_from("<I", blob, at["strideD1"])[0],
                 struct.unpack_from("<Q", blob, at["dstD"])[0], struct.unpack_from("<Q", blob, at["Synchronizer"])[0])
 
     assert fields(runtime_args.pack(rs, problem, buffers, 1.0, 0.0)) == (3, 0x5000, 30, 0x4000, 0x6000)

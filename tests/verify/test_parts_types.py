@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tensile_lite.asm.gemm import GemmProblem, postgsu
 from tensile_lite.emu.numeric import FP8_FORMATS
+from tensile_lite.host import GemmProblem
+from tensile_lite.host import conversion as host_conversion
 from tensile_lite.library.solution_entry import solution_entry
 from tensile_lite.model import DataType, Params, ProblemType, Solution
 from tensile_lite.model.elements import float8_spec
@@ -238,8 +239,8 @@ def test_conversion_variant_slices_and_workgroups() -> None:
     p = GemmProblem(70, 40, 64, 2)
     mt0, mt1 = rs.solution.macro_tile
     v = conversion.variant(rs, p, None, 3)
-    assert v.gsu_bucket == 4 and v.vw == postgsu.launch_vector_width(rs.problem_type, [p])
-    assert v.name == postgsu.kernel_name(rs.problem_type, None, 4, v.vw)
+    assert v.gsu_bucket == 4 and v.vw == host_conversion.launch_vector_width(rs.problem_type, [p])
+    assert v.name == host_conversion.conversion_name(rs.problem_type, None, 4, v.vw)
     # the tiles whose slices were written, from a workspace where only slice 2 of one element changed
     ws = np.full(3 * 70 * 40 * 2, POISON, np.uint32)
     ws[2 * 70 * 40 * 2 + 1 * 70 * 40 + 35 * 70 + 69] = 0  # (m 69, n 35, batch 1) of slice 2
@@ -247,11 +248,11 @@ def test_conversion_variant_slices_and_workgroups() -> None:
     # the conversion workgroups of some tiles hold every element of them, and not all workgroups
     tiles = [(0, 0, 0), (69 // mt0, 35 // mt1, 1)]
     ids = conversion.workgroups(rs, p, v.vw, tiles)
-    per = postgsu.THREADS * v.vw
+    per = host_conversion.THREADS * v.vw
     covered = {e for w, _, _ in ids for e in range(w * per, (w + 1) * per)}
     mask = compare.tile_mask((70, 40, 2), rs.solution.macro_tile, tiles)
     i, j, b = np.nonzero(mask)
     assert set((i + 70 * j + 70 * 40 * b).tolist()) <= covered
-    assert 0 < len(ids) < postgsu.work_groups(rs.problem_type, p, v.vw)
-    assert len(conversion.workgroups(rs, p, v.vw, None)) == postgsu.work_groups(rs.problem_type, p, v.vw)
+    assert 0 < len(ids) < host_conversion.work_groups(rs.problem_type, p, v.vw)
+    assert len(conversion.workgroups(rs, p, v.vw, None)) == host_conversion.work_groups(rs.problem_type, p, v.vw)
     assert launch.grid_of(rs, launch.Case("full", p, 1.0, 0.0, 3)) == Grid(-(-70 // mt0), -(-40 // mt1), 2, gsu=3)

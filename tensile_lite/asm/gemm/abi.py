@@ -1,18 +1,12 @@
-"""The runtime's kernel-argument contract for GEMM kernels (KernArgsVersion 2, argType 0).
-
-One typed, ordered argument list per problem type serves both sides: the kernel's `.amdgpu_metadata`
-`.args` and `pack_kernel_args`, which lays the bytes out exactly as hipBLASLt's host does
-(`ContractionSolution::generateSingleCall` appending values with no alignment padding;
-spec/kernel_anatomy.md §1.5).
+"""The GEMM kernel's side of the kernel-argument contract (KernArgsVersion 2, argType 0): the typed,
+ordered argument list a kernel declares in its `.amdgpu_metadata` `.args` and loads into registers
+(spec/kernel_anatomy.md §1.5). The host packs the same layout independently (`tensile_lite.host`);
+tests/host/test_independence.py holds the two to each other.
 """
 
 from __future__ import annotations
 
-import math
-import struct
 from collections.abc import Mapping, Sequence
-
-import attrs
 
 from tensile_lite.asm.gemm.epi.base import ACTIVATION, COMPUTE, Arg
 from tensile_lite.asm.gemm.features import epilogue_features
@@ -21,8 +15,7 @@ from tensile_lite.errors import BuildError
 from tensile_lite.model import DataType, ProblemType, Solution
 from tensile_lite.model.kernel_key import splits_into_workspace
 
-HEADER_BYTES = 16
-ARG_TYPE_INLINE = 0  # argType 0: the arguments follow the header in the kernarg segment
+HEADER_BYTES = 16  # the header the kernel skips before its argType-0 arguments
 
 
 def scalar_type(dt: DataType) -> str:
@@ -147,248 +140,10 @@ def splits_k(sol: Solution) -> bool:
     return is_split_k(sol) or is_multiple_buffer(sol)
 
 
-def runtime_gsu(sol: Solution, gsu: int | None = None) -> int:
-    """The GSU of one call: the user's override when given (> 0), else the solution's."""
-    return gsu if gsu is not None and gsu > 0 else sol.runtime.global_split_u
-
-
-@attrs.frozen(slots=True)
-class GemmProblem:
-    """One GEMM call as the host describes it: sizes and strides in elements.
-
-    Strides are per tensor, for its dimensions after the first (the unit stride is implied), in the
-    order of the tensor's index assignments: for `Cijk_Ailk_Bljk`, A's are (lda, batch stride).
-    `None` means packed (each stride the product of the sizes before it).
-    """
-
-    m: int
-    n: int
-    k: int
-    batch: int = 1
-    strides_a: tuple[int, ...] | None = None
-    strides_b: tuple[int, ...] | None = None
-    strides_c: tuple[int, ...] | None = None
-    strides_d: tuple[int, ...] | None = None
-
-    def free_sizes(self, pt: ProblemType) -> tuple[int, ...]:
-        return (self.m, self.n, self.batch)[:pt.num_indices_c]
-
-    def index_size(self, pt: ProblemType, index: int) -> int:
-        """The size of problem index `index` (0 = I = M, 1 = J = N, 2 = batch, then the summation)."""
-        sizes = {0: self.m, 1: self.n}
-        if pt.num_indices_c == 3:
-            sizes[2] = self.batch
-        sizes[pt.indices_summation[-1]] = self.k
-        return sizes[index]
-
-    def tensor_strides(self, pt: ProblemType, tensor: str) -> tuple[int, ...]:
-        """The passed (non-unit) strides of tensor 'A', 'B', 'C' or 'D', packed when not given."""
-        assign = {"A": pt.index_assignments_a, "B": pt.index_assignments_b}.get(
-            tensor, tuple(range(pt.num_indices_c)))
-        given = {"A": self.strides_a, "B": self.strides_b, "C": self.strides_c, "D": self.strides_d}[tensor]
-        if given is not None:
-            if len(given) != len(assign) - 1:
-                raise BuildError(f"tensor {tensor} takes {len(assign) - 1} strides, got {len(given)}")
-            return tuple(given)
-        out, running = [], 1
-        for idx in assign[:-1]:
-            running *= max(self.index_size(pt, idx), 1)
-            out.append(running)
-        return tuple(out)
-
-    def tensor_elements(self, pt: ProblemType, tensor: str) -> int:
-        """Elements a buffer for `tensor` must hold: one past the largest element offset (0 if empty)."""
-        assign = {"A": pt.index_assignments_a, "B": pt.index_assignments_b}.get(
-            tensor, tuple(range(pt.num_indices_c)))
-        strides = (1, *self.tensor_strides(pt, tensor))
-        sizes = [self.index_size(pt, i) for i in assign]
-        if any(s == 0 for s in sizes):
-            return 0
-        return 1 + sum((s - 1) * st for s, st in zip(sizes, strides, strict=True))
-
-
-def num_workgroups(sol: Solution, problem: GemmProblem, *, gsu: int | None = None) -> int:
-    """The flattened 1-D grid the runtime launches on gfx9/gfx11 (spec §1.6): tiles x batch x GSU."""
-    mt0, mt1 = sol.macro_tile
-    tiles = math.ceil(problem.m / mt0) * math.ceil(problem.n / mt1)
-    batch = problem.batch if sol.problem_type.num_indices_c == 3 else 1
-    return tiles * batch * runtime_gsu(sol, gsu)
-
-
-def workspace_bytes(sol: Solution, problem: GemmProblem, *, gsu: int | None = None) -> int:
-    """The workspace the host allocates for one split-K call (`requiredWorkspaceSize`): the GSU
-    partial tiles, M x N x batch elements of the compute type per slice, plus a counter per tile and
-    wave for MultipleBufferSingleKernel (which this kernel leaves unused: its counters live in the
-    Synchronizer). 0 when GSU is 1."""
-    g = runtime_gsu(sol, gsu)
-    if g <= 1:
-        return 0
-    batch = problem.batch if sol.problem_type.num_indices_c == 3 else 1
-    size = problem.m * problem.n * batch * sol.problem_type.compute_type.num_bytes * g
-    if is_split_k(sol):
-        mt0, mt1 = sol.macro_tile
-        size += math.ceil(problem.m / mt0) * math.ceil(problem.n / mt1) * sol.num_waves * 4
-    return size
-
-
-def stagger_stride_shift(sol: Solution) -> int:
-    """Upstream's `_staggerStrideShift`: log2 of the StaggerU stride in unroll iterations."""
-    if sol.runtime.stagger_u == 0:
-        return 0
-    bpe = sol.problem_type.data_type.num_bytes
-    unit = sol.depth_u * bpe
-    stride = sol.runtime.stagger_u_stride
-    if stride == -1 or stride < unit:
-        stride = unit
-    return math.ceil(math.log2(stride / unit))
-
-
-def internal_args(sol: Solution, *, cu_count: int = 0, gsu: int | None = None) -> tuple[int, int]:
-    """The two header words the runtime derives from the solution (`internalArgs`, `internalArgs1`);
-    `gsu` is the user's GSU override."""
-    rt = sol.runtime
-    su = rt.stagger_u if rt.stagger_u else 0
-    mapping = rt.stagger_u_mapping if rt.stagger_u else 0
-    stagger = (mapping << 13) | ((stagger_stride_shift(sol) << 8) & 0x1F00) | (su & 0xFF)
-    info0 = (stagger << 16) | (runtime_gsu(sol, gsu) & 0x3FFF)
-    info0 |= (int(rt.global_split_u_wgm_round_robin) << 14) | (int(rt.global_split_u_coalesced) << 15)
-    group = rt.workgroup_mapping_xcc_group
-    if group == -1 and rt.workgroup_mapping_xcc > 1:
-        group = cu_count
-    info1 = (rt.workgroup_mapping & 0xFFFF) | ((rt.workgroup_mapping_xcc & 0x3F) << 16) | ((group & 0x3FF) << 22)
-    return info0 & 0xFFFFFFFF, info1 & 0xFFFFFFFF
-
-
-def scalar_bytes(value_type: str, value: float) -> bytes:
-    if value_type == "f32":
-        return struct.pack("<f", value)
-    if value_type == "f64":
-        return struct.pack("<d", value)
-    if value_type == "i32":
-        return struct.pack("<i", int(value))
-    if value_type == "pkf16":
-        # the host appends the half value and a second half (alpha_2), 2 + 2 bytes
-        return struct.pack("<ee", value, 0.0)
-    raise BuildError(f"cannot pack a scalar of type {value_type}")
-
-
-@attrs.frozen(slots=True)
-class EpilogueArgs:
-    """Run-time values of the epilogue's by-value arguments (its pointers come from `buffers`).
-
-    The defaults make the epilogue the identity: null scale pointers mean 1.0, a null bias adds 0,
-    activation type 0 is none.
-    """
-
-    bias_type: DataType | None = None     # None: the first type the problem type accepts
-    stride_bias: int = 0                  # elements between the bias vectors of consecutive batches
-    factor_dim: int = 0                   # 0: along M, otherwise N (UseBias / UseScaleAlphaVec 3)
-    activation: int = 0                   # the runtime's ActivationType enum value
-    activation_args: tuple[float, ...] = ()   # activationAlpha, activationBeta (missing ones 0)
-    strides_e: tuple[int, ...] = ()
-
-
-# `buffers` keys of the epilogue's pointer arguments
-POINTER_KEYS: Mapping[str, str] = {
-    "AddressScaleA": "scaleA", "AddressScaleB": "scaleB", "AddressScaleC": "scaleC", "AddressScaleD": "scaleD",
-    "AddressScaleAlphaVec": "scaleAlphaVec", "bias": "bias", "E": "E", "AddrAmaxOut": "amaxOut",
-    "AmaxWS": "amaxWS", "AmaxSync": "amaxSync",
-}
-
-
 def solution_layout(sol: Solution) -> ArgumentLayout:
     """The argument layout of `sol`'s kernel (its problem type's, with the solution's ActivationFused)."""
     return argument_layout(sol.problem_type, activation_fused=bool(sol.tuning("ActivationFused") or 0),
                            split_k=is_split_k(sol))
-
-
-def _epilogue_value(arg: KernelArgument, pt: ProblemType, buffers: Mapping[str, int], ep: EpilogueArgs) -> bytes:
-    name = arg.name
-    if name in POINTER_KEYS:
-        return struct.pack("<Q", buffers.get(POINTER_KEYS[name], 0))
-    if name == "biasType":
-        bias_type = ep.bias_type if ep.bias_type is not None else (pt.bias_data_types or (pt.compute_type,))[0]
-        return struct.pack("<I", bias_type.value)
-    if name == "StrideBias":
-        return struct.pack("<I", ep.stride_bias)
-    if name == "factorDim":
-        return struct.pack("<I", ep.factor_dim)
-    if name.startswith("StrideE"):
-        index = int(name[len("StrideE"):])
-        return struct.pack("<I", ep.strides_e[index] if index < len(ep.strides_e) else 0)
-    if name in ("activationAlpha", "activationBeta"):
-        index = 0 if name == "activationAlpha" else 1
-        value = ep.activation_args[index] if index < len(ep.activation_args) else 0.0
-        return scalar_bytes(arg.value_type, value)
-    if name == "activationType":
-        return struct.pack("<I", ep.activation)
-    raise BuildError(f"no value for kernel argument {name!r}")
-
-
-def _split_k_strides(pt: ProblemType, problem: GemmProblem) -> tuple[int, ...]:
-    """The packed strides (`strideW`) the host sends for D and C of a split-K call: M, M x N."""
-    sizes = problem.free_sizes(pt)
-    out, running = [], 1
-    for size in sizes[:-1]:
-        running *= size
-        out.append(running)
-    return tuple(out)
-
-
-def pack_gemm_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
-                   beta: float = 0.0, *, epilogue: EpilogueArgs | None = None, gsu: int | None = None) -> bytes:
-    """The arguments of one GEMM after the 16-byte header, as the runtime appends them (the inline
-    argType-0 body, and one record of a grouped launch's argument table).
-
-    A MultipleBufferSingleKernel call with GSU > 1 passes the workspace (`buffers['workspace']`) in
-    D's place and packed D and C strides, then the real D as `dstD` and `buffers['synchronizer']`
-    (ContractionSolution.cpp `singleCallArgs`); with GSU 1 only the three extra arguments change.
-    A MultipleBuffer call with GSU > 1 passes the workspace in both D's and C's places, packed strides.
-    """
-    pt = sol.problem_type
-    layout = solution_layout(sol)
-    ep = epilogue or EpilogueArgs()
-    split = splits_k(sol) and runtime_gsu(sol, gsu) > 1
-    values: list[bytes] = [struct.pack("<I", s) for s in problem.free_sizes(pt)]
-    values.append(struct.pack("<I", problem.k))
-    # the workspace in D's place; MultipleBuffer sends it in C's place too (ws_c)
-    in_workspace = ("D", "C") if split and is_multiple_buffer(sol) else ("D",) if split else ()
-    values += [struct.pack("<Q", buffers["workspace" if t in in_workspace else t]) for t in ("D", "C", "A", "B")]
-    for tensor in ("D", "C", "A", "B"):
-        strides = _split_k_strides(pt, problem) if split and tensor in "DC" else problem.tensor_strides(pt, tensor)
-        values += [struct.pack("<I", s) for s in strides]
-    scalar = scalar_type(pt.compute_type)
-    values.append(scalar_bytes(scalar, alpha))
-    if pt.use_beta:
-        values.append(scalar_bytes(scalar, beta))
-    names = [p.argument for p in layout.arguments]
-    first = next(i for i, a in enumerate(names) if a.name == ("beta" if pt.use_beta else "alpha")) + 1
-    split_k_values = {"dstD": struct.pack("<Q", buffers["D"]),
-                      "Synchronizer": struct.pack("<Q", buffers.get("synchronizer", 0)),
-                      "GSUSync": struct.pack("<I", 0)}
-    values += [split_k_values[a.name] if a.name in SPLIT_K_ARGUMENTS else _epilogue_value(a, pt, buffers, ep)
-               for a in names[first:]]
-    blob = b"".join(values)
-    if len(blob) + HEADER_BYTES != layout.size:
-        raise BuildError(f"packed {len(blob) + HEADER_BYTES} bytes but the layout of {pt.name} has {layout.size}")
-    return blob
-
-
-def pack_kernel_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
-                     beta: float = 0.0, *, gemm_count: int = 1, arg_type: int = ARG_TYPE_INLINE,
-                     cu_count: int = 0, epilogue: EpilogueArgs | None = None, gsu: int | None = None) -> bytes:
-    """The kernarg bytes hipBLASLt sends for one call of `sol` on `problem`.
-
-    `buffers` maps 'A', 'B', 'C', 'D' to device addresses, and the epilogue's pointers by their
-    `POINTER_KEYS` names ('bias', 'scaleAlphaVec', ...; missing ones are null); split-K calls add
-    'workspace' and 'synchronizer'. `gsu` is the user's GSU override (None: the solution's). Values are appended
-    in the order of `kernel_arguments` with no padding, as the runtime does; the result is checked
-    against that layout so the two can never drift apart.
-    """
-    info0, info1 = internal_args(sol, cu_count=cu_count, gsu=gsu)
-    header = struct.pack("<IIII", (gemm_count & 0x3FFFFFFF) | (arg_type << 30), info0, info1,
-                         num_workgroups(sol, problem, gsu=gsu))
-    return header + pack_gemm_args(sol, problem, buffers, alpha, beta, epilogue=epilogue, gsu=gsu)
 
 
 def argument_offsets(args: Sequence[KernelArgument]) -> dict[str, int]:

@@ -16,30 +16,23 @@ epilogue_semantics.md §5.3, TL/KernelWriterConversion.py):
 
 `f` is m or n by the factor dimension (features.py: the same as the GEMM kernel's; upstream's
 conversion kernel takes N for ScaleAlphaVec only when the bias is along N, which no shipped problem
-type tells apart). Names and arguments are the runtime's (ContractionSolution.cpp
-`outputConversionKernelName`, `outputConversionCallArgs`, packed without padding):
-
-    C<ijk>_S<D>[_GG][_Bias<b>][_FDN|_FDMN][_Aux<e>][_HA<act>|_A<act>][_ScaleAB|_ScaleABVec][_ScaleCD]
-    [_ScaleAlphaVec]_PostGSU<p>_VW<vw>
-
-with p = min(the next power of two of the GSU, 16) and vw in 1, 2, 4 (the runtime picks it from M);
-every p and vw variant runs the same loop over the launch's GSU. A grouped problem type's kernels
-(`_GG`) take (wiTablePtr, DeviceUserArguments, argsPtr, gemm_count): GEMM i starts at work item
-wiTable[i] (a multiple of 256) and its arguments are record i at argsPtr, each record the
-non-grouped arguments of that GEMM.
+type tells apart). The arguments are declared in the runtime's order (`outputConversionCallArgs`,
+packed without padding); the names, the choice of vw and the packing are the host's
+(`tensile_lite.host.conversion`), which hands each kernel its name. Every PostGSU bucket and vw variant
+runs the same loop over the launch's GSU. A grouped problem type's kernels take (wiTablePtr,
+DeviceUserArguments, argsPtr, gemm_count): GEMM i starts at work item wiTable[i] (a multiple of 256)
+and its arguments are record i at argsPtr, each record the non-grouped arguments of that GEMM.
 """
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Mapping, Sequence
 from typing import cast
 
 import attrs
 
 from tensile_lite.asm.arch import Arch, get_arch
 from tensile_lite.asm.arith import udiv_vector
-from tensile_lite.asm.gemm.abi import GemmProblem, declared_argument, scalar_bytes
+from tensile_lite.asm.gemm.abi import declared_argument
 from tensile_lite.asm.gemm.convert import bf16_round
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.epi import order as epi
@@ -64,10 +57,6 @@ from tensile_lite.asm.registers import Registers
 from tensile_lite.model import DataType, ProblemType
 
 THREADS = 256
-VECTOR_WIDTHS = (1, 2, 4)
-# the runtime's globalSplitUPGR (the library writes the same value): PostGSU names stop at 16
-SPLIT_PGR = 16
-GSU_BUCKETS = (2, 4, 8, 16)
 _TYPES = (DataType.S, DataType.H, DataType.B)
 _LOADS = {4: "buffer_load_dword", 8: "buffer_load_dwordx2", 16: "buffer_load_dwordx4"}
 BF16_NAN = 0x7FFF0000
@@ -84,46 +73,15 @@ def supported(pt: ProblemType) -> bool:
             and pt.num_indices_c in (2, 3))
 
 
-def bucket(gsu: int) -> int:
-    """The PostGSU number the runtime names for a GSU: the next power of two, at most SPLIT_PGR."""
-    p = 1
-    while p < gsu:
-        p *= 2
-    return min(p, SPLIT_PGR)
-
-
-def kernel_name(pt: ProblemType, bias_type: DataType | None, gsu_bucket: int, vw: int) -> str:
-    """The name the runtime looks up for this problem type, bias type (None without bias), GSU
-    bucket and vector width: each active epilogue feature adds its part (epi/), in the runtime's order."""
-    feat = epilogue_features(pt)
-    c_names = "ijk"[:pt.num_indices_c]
-    name = f"C{c_names}_S{pt.dest_type.letter}"
-    if pt.grouped_gemm:
-        name += "_GG"
-    name += "".join(f.name_part(pt, feat, bias_type) for f in epi.by_rank(epi.active(feat), "name_rank"))
-    return f"{name}_PostGSU{gsu_bucket}_VW{vw}"
-
-
 @attrs.frozen(slots=True)
 class Variant:
-    """One conversion kernel: the problem type and what its name encodes."""
+    """One conversion kernel: the problem type, what its name encodes, and the name the host gives it."""
 
     problem_type: ProblemType = attrs.field(eq=False, repr=False)
     bias_type: DataType | None
     gsu_bucket: int
     vw: int
-
-    @property
-    def name(self) -> str:
-        return kernel_name(self.problem_type, self.bias_type, self.gsu_bucket, self.vw)
-
-
-def variants(pt: ProblemType) -> tuple[Variant, ...]:
-    """Every conversion kernel the runtime may ask for the problem type: per run-time bias type,
-    GSU bucket and vector width."""
-    feat = epilogue_features(pt)
-    biases: Sequence[DataType | None] = feat.bias_types if feat.bias_read else (None,)
-    return tuple(Variant(pt, b, g, vw) for b in biases for g in GSU_BUCKETS for vw in VECTOR_WIDTHS)
+    name: str
 
 
 # ---- arguments ---------------------------------------------------------------------------------------
@@ -155,91 +113,6 @@ def arguments(pt: ProblemType) -> tuple[KernelArgument, ...]:
 
 GROUPED_ARGUMENTS = (KernelArgument.pointer("wiTablePtr", "u32"), KernelArgument.pointer("DeviceUserArguments"),
                      KernelArgument.pointer("argsPtr"), KernelArgument.value("gemm_count", "u32"))
-
-
-@attrs.frozen(slots=True)
-class ConversionCall:
-    """The values of one GEMM's conversion arguments (pointers from `buffers`, POINTER_KEYS-style names:
-    'D', 'C', 'workspace', 'E', 'bias', 'scaleA', ...; a missing one is null)."""
-
-    problem: GemmProblem
-    buffers: Mapping[str, int] = attrs.field(eq=False)
-    alpha: float
-    beta: float
-    gsu: int
-    strides_e: tuple[int, ...] = ()
-    stride_bias: int = 0
-    factor_dim: int = 0
-    activation: int = 0
-    activation_args: tuple[float, ...] = ()
-
-
-def pack_arguments_of(pt: ProblemType, call: ConversionCall) -> bytes:
-    """The bytes the runtime appends for one GEMM (outputConversionCallArgs)."""
-    p = call.problem
-    pointer = {"E": "E", "D": "D", "WS": "workspace", "C": "C", "bias": "bias", "scaleA": "scaleA",
-               "scaleB": "scaleB", "scaleC": "scaleC", "scaleD": "scaleD", "scaleAlphaVec": "scaleAlphaVec"}
-    sizes = p.free_sizes(pt)
-    packed = [sizes[0]]
-    for s in sizes[1:-1]:
-        packed.append(packed[-1] * s)
-    values: dict[str, int | float] = {
-        "alpha": call.alpha, "beta": call.beta, "activationType": call.activation, "strideBias": call.stride_bias,
-        "gsu": call.gsu, "factorDim": call.factor_dim}
-    for i, s in enumerate(sizes):
-        values[f"size_{i}"] = s
-    for i in range(1, pt.num_indices_c):
-        values[f"strideD{i}"] = p.tensor_strides(pt, "D")[i - 1]
-        values[f"strideC{i}"] = p.tensor_strides(pt, "C")[i - 1]
-        values[f"strideW{i}"] = packed[i - 1]
-        values[f"strideE{i}"] = call.strides_e[i - 1] if i - 1 < len(call.strides_e) else 0
-    for i in range(2):
-        values[f"activation_{i}"] = call.activation_args[i] if i < len(call.activation_args) else 0.0
-    out = []
-    for arg in arguments(pt):
-        if arg.name in pointer:
-            out.append(struct.pack("<Q", call.buffers.get(pointer[arg.name], 0)))
-        elif arg.value_type == "f32":
-            out.append(scalar_bytes("f32", float(values[arg.name])))
-        else:
-            out.append(struct.pack("<I", int(values[arg.name]) & 0xFFFFFFFF))
-    return b"".join(out)
-
-
-def work_groups(pt: ProblemType, problem: GemmProblem, vw: int) -> int:
-    sizes = problem.free_sizes(pt)
-    total = 1
-    for s in sizes:
-        total *= s
-    return -(-total // (THREADS * vw))
-
-
-def launch_vector_width(pt: ProblemType, problems: Sequence[GemmProblem]) -> int:
-    """The runtime's choice of vw for a launch over `problems`: 1 up to 2048 elements in all, else 4
-    when every M is a multiple of 4, 2 when of 2 (calculateConversionCallWorkGroupItems)."""
-    total = 0
-    for p in problems:
-        n = 1
-        for s in p.free_sizes(pt):
-            n *= s
-        total += n
-    if total <= 2048:
-        return 1
-    if all(p.m % 4 == 0 for p in problems):
-        return 4
-    return 2 if all(p.m % 2 == 0 for p in problems) else 1
-
-
-def pack_grouped(pt: ProblemType, calls: Sequence[ConversionCall], vw: int, table_address: int) -> tuple[bytes, bytes]:
-    """(kernarg bytes, table bytes at `table_address`) of a grouped conversion launch: the work-item
-    table (each GEMM's first work item), then one argument record per GEMM."""
-    starts, items = [], 0
-    for call in calls:
-        starts.append(items)
-        items += work_groups(pt, call.problem, vw) * THREADS
-    table = struct.pack(f"<{len(calls)}I", *starts) + b"".join(pack_arguments_of(pt, c) for c in calls)
-    kernarg = struct.pack("<QQQI", table_address, 0, table_address + 4 * len(calls), len(calls))
-    return kernarg, table
 
 
 # ---- the kernel ----------------------------------------------------------------------------------------
@@ -570,13 +443,10 @@ class ConversionKernel:
     bias_type: DataType | None
     gsu_bucket: int
     vw: int
+    name: str
     arch: str
     code_object_version: int = 4
 
-    @property
-    def name(self) -> str:
-        return kernel_name(self.problem_type, self.bias_type, self.gsu_bucket, self.vw)
-
     def assembly_text(self) -> str:
-        return generate(self.arch, Variant(self.problem_type, self.bias_type, self.gsu_bucket, self.vw),
+        return generate(self.arch, Variant(self.problem_type, self.bias_type, self.gsu_bucket, self.vw, self.name),
                         code_object_version=self.code_object_version)

@@ -25,7 +25,6 @@ class Activation(Feature):
     compute_types: tuple[DataType, ...] = (DataType.S, DataType.I)
     gemm_rank: int = 7
     conversion_rank: int = 5
-    name_rank: int = 4
 
     def active(self, feat: EpilogueFeatures) -> bool:
         return feat.activation != "none"
@@ -47,9 +46,6 @@ class Activation(Feature):
     def conversion_arguments(self, pt: ProblemType, feat: EpilogueFeatures) -> dict[int, tuple[Arg, ...]]:
         count = activation_argument_count(feat.activation)
         return {CONV_VALUES: (*(val(f"activation_{i}", "f32") for i in range(count)), val("activationType", "u32"))}
-
-    def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
-        return ("_A" if feat.activation == "all" else "_HA") + feat.activation_compute.letter
 
     def gemm_step(self, step: Step) -> None:
         e, r = step.e, step.e.r

@@ -63,9 +63,9 @@ def val(name: str, type_: str) -> Arg:
 class Feature:
     """The defaults of a feature that contributes nothing; each feature overrides what it has.
 
-    `gemm_rank`, `conversion_rank` and `name_rank` place the feature's arguments and name part where
-    the runtime expects them (kernel_anatomy.md §1.5; outputConversionKernelName/CallArgs), which is
-    not the order the epilogue applies the features in."""
+    `gemm_rank` and `conversion_rank` place the feature's arguments where the runtime expects them
+    (kernel_anatomy.md §1.5; the conversion kernel's call arguments), which is not the order the
+    epilogue applies the features in. The conversion kernel's NAME is the host's (host/conversion.py)."""
 
     name: str = ""
     stage: str = AFTER_C
@@ -73,7 +73,6 @@ class Feature:
     compute_types: tuple[DataType, ...] = (DataType.S,)
     gemm_rank: int = 0
     conversion_rank: int = 0
-    name_rank: int = 0
     # upstream's conversion kernel applies this before alpha (the GEMM kernel after)
     before_alpha: bool = False
     # where the feature's working VGPRs sit in the GEMM epilogue's block (after the common ones)
@@ -113,9 +112,6 @@ class Feature:
     def conversion_arguments(self, pt: ProblemType, feat: EpilogueFeatures) -> dict[int, tuple[Arg, ...]]:
         return {}
 
-    def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
-        return ""
-
     def gemm_prepare(self, e: Emitter) -> None:
         """The GEMM epilogue's once-per-workgroup setup (before the vectors are staged)."""
 
@@ -137,4 +133,3 @@ class Feature:
 
     def conversion_step(self, step: ConversionStep) -> None:
         """The conversion kernel's instructions for the thread's elements."""
-

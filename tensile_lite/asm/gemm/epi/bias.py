@@ -18,7 +18,7 @@ from tensile_lite.asm.gemm.epi.base import (
     ptr,
     val,
 )
-from tensile_lite.asm.gemm.features import BIAS_TYPES, DIM_N, DIM_NONE, DIM_RUNTIME, EpilogueFeatures
+from tensile_lite.asm.gemm.features import BIAS_TYPES, DIM_NONE, EpilogueFeatures
 from tensile_lite.model import DataType, ProblemType
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ class Bias(Feature):
     stage: str = AFTER_C
     gemm_rank: int = 4
     conversion_rank: int = 1
-    name_rank: int = 1
     register_rank: int = 1
 
     def gemm_registers(self, feat: EpilogueFeatures) -> tuple[str, ...]:
@@ -62,12 +61,6 @@ class Bias(Feature):
         if not feat.bias_read:
             return {}
         return {CONV_POINTERS: (ptr("bias", "void"),), CONV_AFTER_STRIDES: (val("strideBias", "u32"),)}
-
-    def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
-        if not feat.bias_read:
-            return ""
-        assert bias_type is not None
-        return f"_Bias{bias_type.letter}"
 
     def gemm_step(self, step: Step) -> None:
         if step.feat.bias_read:
@@ -100,7 +93,6 @@ class FactorDim(Feature):
     compute_types: tuple[DataType, ...] = (DataType.S, DataType.I)
     gemm_rank: int = 5
     conversion_rank: int = 6
-    name_rank: int = 2
 
     def active(self, feat: EpilogueFeatures) -> bool:
         return feat.factor_dim != DIM_NONE
@@ -113,6 +105,3 @@ class FactorDim(Feature):
         if feat.has_factor_dim_arg or feat.scale_alpha_vec:
             return {CONV_TAIL: (val("factorDim", "u32"),)}
         return {}
-
-    def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
-        return {DIM_N: "_FDN", DIM_RUNTIME: "_FDMN"}.get(feat.factor_dim, "")

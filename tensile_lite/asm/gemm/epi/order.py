@@ -44,7 +44,7 @@ def lds_bytes(feat: EpilogueFeatures, threads: int) -> int:
 
 
 def by_rank(features: tuple[Feature, ...], key: str) -> tuple[Feature, ...]:
-    """`features` in the order of one of the runtime's lists ('gemm_rank', 'conversion_rank', 'name_rank')."""
+    """`features` in the order of one of the runtime's lists ('gemm_rank', 'conversion_rank')."""
     return tuple(sorted(features, key=lambda f: getattr(f, key)))
 
 

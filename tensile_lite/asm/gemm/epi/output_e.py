@@ -40,7 +40,6 @@ class OutputE(Feature):
     stage: str = AFTER_C
     gemm_rank: int = 6
     conversion_rank: int = 0
-    name_rank: int = 3
     register_rank: int = 3
 
     def gemm_registers(self, feat: EpilogueFeatures) -> tuple[str, ...]:
@@ -64,9 +63,6 @@ class OutputE(Feature):
     def conversion_arguments(self, pt: ProblemType, feat: EpilogueFeatures) -> dict[int, tuple[Arg, ...]]:
         return {CONV_LEAD: (ptr("E", E_TYPE),),
                 CONV_STRIDES: tuple(val(f"strideE{i}", "u32") for i in range(1, pt.num_indices_c))}
-
-    def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
-        return f"_Aux{pt.e_type.letter}"
 
     def gemm_lane_setup(self, e: Emitter, w: Regs) -> None:
         e_output.lane_offset(e, w["off_e"], w.row, w.col)

@@ -38,7 +38,6 @@ class ScaleAB(Feature):
     stage: str = BEFORE_C
     gemm_rank: int = 1
     conversion_rank: int = 2
-    name_rank: int = 5
     before_alpha: bool = True
     register_rank: int = 1
 
@@ -58,9 +57,6 @@ class ScaleAB(Feature):
 
     def conversion_arguments(self, pt: ProblemType, feat: EpilogueFeatures) -> dict[int, tuple[Arg, ...]]:
         return {CONV_POINTERS: (ptr("scaleA", "f32"), ptr("scaleB", "f32"))}
-
-    def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
-        return "_ScaleABVec" if feat.scale_ab == "Vector" else "_ScaleAB"
 
     def gemm_prepare(self, e: Emitter) -> None:
         if e.plan.epilogue.scale_ab != "Scalar":
@@ -103,7 +99,6 @@ class ScaleAlphaVec(Feature):
     compute_types: tuple[DataType, ...] = (DataType.S, DataType.I)
     gemm_rank: int = 3
     conversion_rank: int = 4
-    name_rank: int = 7
     register_rank: int = 1
 
     def gemm_registers(self, feat: EpilogueFeatures) -> tuple[str, ...]:
@@ -121,9 +116,6 @@ class ScaleAlphaVec(Feature):
     def conversion_arguments(self, pt: ProblemType, feat: EpilogueFeatures) -> dict[int, tuple[Arg, ...]]:
         return {CONV_POINTERS: (ptr("scaleAlphaVec", "f32"),)}
 
-    def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
-        return "_ScaleAlphaVec"
-
     def gemm_step(self, step: Step) -> None:
         step.apply_vector("scaleAlphaVec", add=False)
 
@@ -139,7 +131,6 @@ class ScaleCD(Feature):
     stage: str = AFTER_C
     gemm_rank: int = 2
     conversion_rank: int = 3
-    name_rank: int = 6
 
     def active(self, feat: EpilogueFeatures) -> bool:
         return feat.scale_cd
@@ -149,9 +140,6 @@ class ScaleCD(Feature):
 
     def conversion_arguments(self, pt: ProblemType, feat: EpilogueFeatures) -> dict[int, tuple[Arg, ...]]:
         return {CONV_POINTERS: (ptr("scaleC", "f32"), ptr("scaleD", "f32"))}
-
-    def name_part(self, pt: ProblemType, feat: EpilogueFeatures, bias_type: DataType | None) -> str:
-        return "_ScaleCD"
 
     def gemm_prepare(self, e: Emitter) -> None:
         isa, r = e.isa, e.r
@@ -179,4 +167,3 @@ class ScaleCD(Feature):
         w = step.writer
         scale = w.r.scal["scaleD"]
         w.e(w.isa.v_mul_f32(w.r.acc[j], scale, w.r.acc[j]) for j in range(w.variant.vw))
-
