@@ -77,7 +77,7 @@ def collect(paths: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return report, errors
 
 
-def _ranked(blocked: Counter[str]) -> list[dict]:
+def _ranked(blocked: Counter[str]) -> list[dict[str, Any]]:
     return [{"feature": f, "solutions": n} for f, n in sorted(blocked.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
