@@ -12,15 +12,18 @@ host/conversion.py): a call with GSU > 1 is two launches.
    the real D (and E) at their own strides. When only some tiles' GEMM workgroups ran, only the
    conversion workgroups holding an element of those tiles run.
 
-A missing conversion kernel is a failure: the runtime could not complete the call. Grouped problem
-types are not driven here (grouped.check_launchable).
+A missing conversion kernel is a failure: the runtime could not complete the call. The grouped conversion
+(`run_grouped`, one `_GG` launch over every GEMM's table record after a grouped argType-1 launch) is
+driven by the emulator tests; verify-library does not make grouped MultipleBuffer launches yet
+(grouped.check_launchable).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+import attrs
 import numpy as np
 
 from tensile_lite.emu import DeviceMemory, Emulator
@@ -92,6 +95,18 @@ def workgroups(rs: RuntimeSolution, problem: GemmProblem, vw: int, tiles: Iterab
     return [(w, 0, 0) for w in sorted(wanted)]
 
 
+def _call(problem: GemmProblem, buffers: Mapping[str, int], alpha: float, beta: float, ep: Epilogue | None,
+          gsu: int) -> host_conversion.ConversionCall:
+    """The runtime's conversion arguments of one GEMM (its epilogue's run-time values from `ep`)."""
+    args = ep.args if ep is not None else None
+    return host_conversion.ConversionCall(problem, buffers, alpha, beta, gsu,
+                                          strides_e=args.strides_e if args else (),
+                                          stride_bias=args.stride_bias if args else 0,
+                                          factor_dim=args.factor_dim if args else 0,
+                                          activation=args.activation if args else 0,
+                                          activation_args=args.activation_args if args else ())
+
+
 def run(helper: Emulator, rs: RuntimeSolution, problem: GemmProblem, alpha: float, beta: float,
         ep: Epilogue | None, gsu: int, memory: DeviceMemory, buffers: Mapping[str, int],
         tiles: Iterable[Tile] | None) -> tuple[int, int]:
@@ -100,13 +115,7 @@ def run(helper: Emulator, rs: RuntimeSolution, problem: GemmProblem, alpha: floa
     caller checks the kernel is in `helper`."""
     pt = rs.problem_type
     v = variant(rs, problem, ep, gsu)
-    args = ep.args if ep is not None else None
-    call = host_conversion.ConversionCall(problem, buffers, alpha, beta, gsu,
-                                  strides_e=args.strides_e if args else (),
-                                  stride_bias=args.stride_bias if args else 0,
-                                  factor_dim=args.factor_dim if args else 0,
-                                  activation=args.activation if args else 0,
-                                  activation_args=args.activation_args if args else ())
+    call = _call(problem, buffers, alpha, beta, ep, gsu)
     ids = workgroups(rs, problem, v.vw, tiles)
     if not ids:
         return 0, 0
@@ -114,3 +123,42 @@ def run(helper: Emulator, rs: RuntimeSolution, problem: GemmProblem, alpha: floa
                           block=(host_conversion.THREADS, 1, 1), kernargs=host_conversion.pack_call(pt, call), memory=memory,
                           workgroups=ids)
     return stats.instructions, len(ids)
+
+
+@attrs.frozen(slots=True)
+class GroupedCall:
+    """One GEMM of a grouped MultipleBuffer launch, as its conversion needs it."""
+
+    problem: GemmProblem
+    buffers: Mapping[str, int] = attrs.field(eq=False)
+    alpha: float
+    beta: float
+    epilogue: Epilogue | None
+
+
+def grouped_variant(rs: RuntimeSolution, calls: Sequence[GroupedCall], gsu: int) -> host_conversion.ConversionKernelName:
+    """The grouped (`_GG`) conversion kernel the runtime asks for after a grouped argType-1 launch: the
+    first GEMM's bias type, the vector width every GEMM allows."""
+    pt = rs.problem_type
+    first = variant(rs, calls[0].problem, calls[0].epilogue, gsu)
+    vw = host_conversion.launch_vector_width(pt, [c.problem for c in calls])
+    return host_conversion.ConversionKernelName(
+        first.bias_type, first.gsu_bucket, vw,
+        host_conversion.conversion_name(pt, first.bias_type, first.gsu_bucket, vw))
+
+
+def run_grouped(helper: Emulator, rs: RuntimeSolution, calls: Sequence[GroupedCall], gsu: int,
+                memory: DeviceMemory) -> int:
+    """The grouped conversion launch after a MultipleBuffer argType-1 launch (same memory), every
+    workgroup; returns the instructions executed. Its table goes into `memory`."""
+    pt = rs.problem_type
+    v = grouped_variant(rs, calls, gsu)
+    convs = [_call(c.problem, c.buffers, c.alpha, c.beta, c.epilogue, gsu) for c in calls]
+    _, sizing = host_conversion.pack_grouped(pt, convs, v.vw, 0)
+    address = memory.alloc(max(len(sizing), 1))
+    kernargs, table = host_conversion.pack_grouped(pt, convs, v.vw, address)
+    memory.write(address, table)
+    groups = sum(host_conversion.work_groups(pt, c.problem, v.vw) for c in calls)
+    stats = helper.launch(v.name, grid=(max(groups, 1), 1, 1), block=(host_conversion.THREADS, 1, 1),
+                          kernargs=kernargs, memory=memory)
+    return stats.instructions

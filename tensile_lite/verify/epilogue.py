@@ -11,7 +11,8 @@ their part of the reference (spec/epilogue_semantics.md §1.1):
 `f` is m or n, by the problem type's factor dimension (or the run-time `factorDim` argument, which the
 cases alternate). The activation selector (`all`, `hipblaslt_all`) runs relu (exact, so the tolerance
 stays that of the plain epilogue) in the `edges` and `small` cases and none (activationType 0) in the
-others; its other f32 activations (gelu, ...) are not verified. Integer compute (i32) has ScaleAlphaVec
+others; its other f32 activations (gelu, ...) have a reference (activation.py, used by the emulator
+tests) but no case here runs them. Integer compute (i32) has ScaleAlphaVec
 as an int32 vector and the i32 activations, all exact with wrap-around: `edges` relu, `small` abs,
 `alpha0` leakyrelu, `k0` clippedrelu where the kernel's selector has them (relu otherwise in `edges`
 and `small`, none elsewhere). UseE kernels get an E buffer with strides of its own (5 more elements
@@ -32,6 +33,7 @@ from tensile_lite.asm.gemm.epi.order import active
 from tensile_lite.asm.gemm.features import DIM_N, DIM_RUNTIME, epilogue_features
 from tensile_lite.host import EpilogueArgs, GemmProblem
 from tensile_lite.model import DataType, ProblemType
+from tensile_lite.verify import activation
 from tensile_lite.verify.elements import ELEMENTS, Element, element
 from tensile_lite.verify.errors import NotVerifiable
 from tensile_lite.verify.tensors import Tensor, make_tensor
@@ -256,8 +258,9 @@ def _e_output(v: Value, ep: Epilogue) -> Value:
 
 
 def _activation_step(v: Value, ep: Epilogue) -> Value:
-    # relu is 1-Lipschitz: the error bound carries over (the float cases run relu or nothing)
-    return attrs.evolve(v, exact=np.maximum(v.exact, 0.0)) if ep.relu else v
+    assert v.err is not None
+    exact, err = activation.activate(ep.activation, ep.activation_args, v.exact, v.err)
+    return attrs.evolve(v, exact=exact, err=err)
 
 
 def _scale_d(v: Value, ep: Epilogue) -> Value:

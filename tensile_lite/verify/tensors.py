@@ -53,15 +53,21 @@ def make_tensor(pt: ProblemType, problem: GemmProblem, tensor: str, element: Ele
                 rng: np.random.Generator | None) -> Tensor:
     """Tensor `tensor` ('A', 'B', 'C' or 'D') of `problem`: random values when `rng` is given, else
     only the sentinel (a tensor the kernel must not read, or D before the launch)."""
+    sizes = tuple(problem.index_size(pt, i) for i in assignments(pt, tensor))
+    return place(pt, problem, tensor, element, None if rng is None else element.random(rng, sizes))
+
+
+def place(pt: ProblemType, problem: GemmProblem, tensor: str, element: Element, values: np.ndarray | None) -> Tensor:
+    """Tensor `tensor` of `problem` holding `values` (shaped by its indices in memory order, exactly
+    representable in `element`), or only the sentinel when None."""
     assign = assignments(pt, tensor)
     sizes = [problem.index_size(pt, i) for i in assign]
     strides = (1, *problem.tensor_strides(pt, tensor))
     offsets = _offsets(sizes, strides)
     flat = np.full(max(problem.tensor_elements(pt, tensor), 1), element.sentinel, dtype=element.storage)
-    if rng is None:
+    if values is None:
         values = np.full(sizes, np.nan)
     else:
-        values = element.random(rng, tuple(sizes))
         flat[offsets.reshape(-1)] = element.to_bits(values).reshape(-1)
     return Tensor(tensor, element, letters(assign), offsets, values, flat)
 

@@ -1,9 +1,6 @@
 """The epilogue side of the emulator tests: the run-time inputs of one call (scales, vectors, bias,
-activation) and a float64 model of each activation with a bound of the kernel's error.
-
-The formulas are the mathematical functions (spec/epilogue_semantics.md §2.2 names them); the
-kernel's f32 sequences and approximate exp/rcp differ by a few units in the last place, which the
-bound allows for.
+activation) as a test chooses them. Their reference (each activation's model and bound included) is
+the verifier's (verify/reference.py, verify/activation.py); the harness translates.
 """
 
 from __future__ import annotations
@@ -19,8 +16,6 @@ from tensile_lite.host import EpilogueArgs, GemmProblem
 from tensile_lite.model import DataType, ProblemType
 from tests.gemm.bits import from_bits, to_bits
 
-GELU_K0 = float(np.array([0x3F4C422A], np.uint32).view(np.float32)[0])
-GELU_K1 = float(np.array([0x3D372713], np.uint32).view(np.float32)[0])
 _NAN32 = 0x7FC00000
 
 
@@ -116,46 +111,3 @@ class Epilogue:
                 per_batch = np.stack([vals[b * stride:b * stride + size] for b in range(rows)])
                 along["bias"] = _broadcast(per_batch, dim)
         return Vectors(buffers, along)
-
-
-def _lipschitz(kind: str, args: tuple[float, float]) -> float:
-    a, b = args
-    return {"relu": 1.0, "abs": 1.0, "clippedrelu": 1.0, "leakyrelu": max(1.0, abs(a)), "gelu": 1.13,
-            "geluscaling": 1.13 * abs(a), "sigmoid": 0.25, "silu": 1.1, "tanh": abs(a * b), "none": 1.0}[kind]
-
-
-def activation_value(kind: str, args: tuple[float, float], x: np.ndarray) -> np.ndarray:
-    a, b = args
-    with np.errstate(over="ignore"):
-        if kind == "none":
-            return x
-        if kind == "abs":
-            return np.abs(x)
-        if kind == "relu":
-            return np.maximum(x, 0.0)
-        if kind == "clippedrelu":
-            return np.where(x > a, np.minimum(b, x), 0.0)
-        if kind == "leakyrelu":
-            return np.where(x >= 0, x, a * x)
-        if kind in ("gelu", "geluscaling"):
-            g = 0.5 * x * (1.0 + np.tanh(GELU_K0 * x * (1.0 + GELU_K1 * x * x)))
-            return g * a if kind == "geluscaling" else g
-        if kind == "sigmoid":
-            return 1.0 / (1.0 + np.exp(-x))
-        if kind == "silu":
-            return x / (1.0 + np.exp(-x))
-        if kind == "tanh":
-            return b * np.tanh(a * x)
-    raise ValueError(kind)
-
-
-def activate(kind: str, args: tuple[float, float], t: np.ndarray, err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """act(t) and its error bound: the input's error through the slope, plus the f32 sequence's own
-    error (exp/rcp approximations, rounding of the exponent's argument) relative to input and output."""
-    out = activation_value(kind, args, t)
-    new_err = _lipschitz(kind, args) * err + (np.abs(out) + np.abs(t) + abs(args[1])) * 2.0 ** -18
-    if kind == "clippedrelu":
-        # near the threshold the kernel may land on either side
-        near = np.abs(t - args[0]) <= err
-        new_err = np.where(near, np.maximum(new_err, np.abs(np.minimum(args[1], t)) + new_err), new_err)
-    return out, new_err

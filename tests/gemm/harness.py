@@ -1,8 +1,11 @@
-"""Run a generated GEMM kernel on the emulator and compare it with a float64 numpy reference.
+"""Run a generated GEMM kernel on the emulator and compare it with the verifier's float64 reference.
 
+A test adapter over tensile_lite/verify: the tensors are the verifier's (`verify.tensors.place`, its
+sentinel NaN in every gap), the reference and its tolerance are `verify.reference.expected`; what the
+tests choose themselves (the epilogue's inputs, the value distribution, which GSU) is translated here.
 The inputs are quantised to their element type first and the reference is computed from exactly
-those values. Padding around every tensor (between leading dimensions, between batches) is filled
-with NaN, and D starts as NaN everywhere: a kernel that reads anything outside the problem, reads C
+those values. Padding around every tensor (between leading dimensions, between batches) holds the
+sentinel, and so does D before the launch: a kernel that reads anything outside the problem, reads C
 when beta is 0, or writes outside M x N x batch fails the comparison.
 """
 
@@ -35,8 +38,16 @@ from tensile_lite.host import (
 )
 from tensile_lite.host import conversion as host_conversion
 from tensile_lite.model import DataType, ProblemType, Solution
-from tests.gemm.bits import bits_dtype, from_bits, nan_bits, to_bits
-from tests.gemm.epilogue_ref import Epilogue, Vectors, activate
+from tensile_lite.verify import amax as verify_amax
+from tensile_lite.verify import conversion
+from tensile_lite.verify import epilogue as verify_epilogue
+from tensile_lite.verify.compare import as_mnb
+from tensile_lite.verify.elements import Element, element, operand_types
+from tensile_lite.verify.reference import Expected, expected
+from tensile_lite.verify.runtime_view import from_model
+from tensile_lite.verify.tensors import Tensor, assignments, place, read_back
+from tests.gemm.bits import from_bits, to_bits
+from tests.gemm.epilogue_ref import Epilogue, Vectors
 from tests.gemm.splitk_buffers import launch_gsu, with_split_k_buffers
 
 
@@ -77,54 +88,26 @@ def build(toolchain: Toolchain, sol: Solution, out_dir: Path) -> Built:
     return Built(sol, name, co, toolchain)
 
 
-def _assignments(pt: ProblemType, tensor: str) -> tuple[int, ...]:
-    return {"A": pt.index_assignments_a, "B": pt.index_assignments_b}.get(tensor, tuple(range(pt.num_indices_c)))
+def _element(sol: Solution, dt: DataType) -> Element:
+    el = element(dt, sol.arch)
+    assert el is not None, f"no verifier element for {dt.letter} on {sol.arch}"
+    return el
 
 
-def _tensor(pt: ProblemType, problem: GemmProblem, tensor: str, rng: np.random.Generator, dt: DataType,
-            fill: str, fp8: str = "fnuz") -> tuple[np.ndarray, np.ndarray]:
-    """(flat bit buffer with NaN padding, float64 values indexed [i or l, j or l, batch] by index)."""
-    assign = _assignments(pt, tensor)
-    strides = (1, *problem.tensor_strides(pt, tensor))
-    sizes = [problem.index_size(pt, i) for i in assign]
-    count = max(problem.tensor_elements(pt, tensor), 1)
-    flat = np.full(count, nan_bits(dt, fp8), dtype=bits_dtype(dt))
-    if fill == "random" and dt.is_integral:
-        vals = rng.integers(-12, 13, size=sizes).astype(np.float64)
-    elif fill == "random":
-        vals = rng.integers(-8, 9, size=sizes).astype(np.float64) / 8.0 + rng.uniform(-0.05, 0.05, size=sizes)
+def _tensor(sol: Solution, problem: GemmProblem, tensor: str, rng: np.random.Generator, dt: DataType,
+            fill: bool) -> Tensor:
+    """Tensor `tensor` with random values (eighths plus a small fraction, so sums cancel and every
+    mantissa bit is used; small integers for integer types) when `fill`, else only the sentinel."""
+    pt = sol.problem_type
+    el = _element(sol, dt)
+    if not fill:
+        return place(pt, problem, tensor, el, None)
+    sizes = tuple(problem.index_size(pt, i) for i in assignments(pt, tensor))
+    if dt.is_integral:
+        raw = rng.integers(-12, 13, size=sizes).astype(np.float64)
     else:
-        vals = np.full(sizes, np.nan)
-    bits = to_bits(vals, dt, fp8) if fill == "random" else np.full(sizes, nan_bits(dt, fp8), bits_dtype(dt))
-    if all(s > 0 for s in sizes):
-        idx = np.zeros(sizes, dtype=np.int64)
-        for axis, (size, stride) in enumerate(zip(sizes, strides, strict=True)):
-            shape = [1] * len(sizes)
-            shape[axis] = size
-            idx = idx + (np.arange(size, dtype=np.int64) * stride).reshape(shape)
-        flat[idx.reshape(-1)] = bits.reshape(-1)
-    return flat, from_bits(bits, dt, fp8) if fill == "random" else vals
-
-
-def _reference(pt: ProblemType, a: np.ndarray, b: np.ndarray, problem: GemmProblem) -> tuple[np.ndarray, np.ndarray]:
-    """(A x B, |A| x |B|) as [i, j, batch] in float64 from the values as indexed by each tensor's
-    assignments (the second bounds the accumulation error)."""
-    batch = -1  # label of the batch axis; problems without one get a unit axis
-
-    def canon(x: np.ndarray, assign: tuple[int, ...], order: tuple[int, ...]) -> np.ndarray:
-        assign = tuple(batch if i == 2 and pt.num_indices_c == 3 else i for i in assign)
-        if len(assign) == 2:
-            x = x[..., None]
-            assign = (*assign, batch)
-        return np.transpose(x, [assign.index(i) for i in order])
-
-    lidx = pt.indices_summation[-1]
-    a3 = canon(a, pt.index_assignments_a, (0, lidx, batch))   # [m, k, batch]
-    b3 = canon(b, pt.index_assignments_b, (lidx, 1, batch))   # [k, n, batch]
-    shape = (problem.m, problem.n, problem.batch if pt.num_indices_c == 3 else 1)
-    if not problem.k:
-        return np.zeros(shape), np.zeros(shape)
-    return np.einsum("ikb,kjb->ijb", a3, b3), np.einsum("ikb,kjb->ijb", np.abs(a3), np.abs(b3))
+        raw = rng.integers(-8, 9, size=sizes).astype(np.float64) / 8.0 + rng.uniform(-0.05, 0.05, size=sizes)
+    return place(pt, problem, tensor, el, el.round(raw))
 
 
 def emulator_for(built: Built) -> Emulator:
@@ -187,36 +170,18 @@ class Result:
         self._fail(self.got != self.rounded, self.rounded)
 
 
-def _f32(x: float) -> float:
-    return float(np.float32(x))
-
-
 @attrs.frozen
-class _Call:
+class Call:
     """One GEMM's device buffers and the values the reference needs."""
 
     problem: GemmProblem
     alpha: float
     beta: float
     epilogue: Epilogue
-    inputs: dict
+    tensors: dict[str, Tensor]  # A, B, C, D as set up (D: the sentinel)
     vectors: Vectors
-    buffers: dict
-    e_strides: tuple[int, ...] = ()   # UseE: E's strides (its own padding, unlike D's)
-    e_flat: np.ndarray | None = None  # ... and its buffer's initial contents
-
-
-AMAX_POISON = 0x7149F2CA  # 1e30 as f32: a partial nobody wrote wins the max and fails the check
-AMAX_SYNC_DWORDS = 64     # counters: one per GEMM of a launch
-
-
-def _amax_buffers(sol: Solution, problem: GemmProblem, mem: DeviceMemory) -> dict[str, int]:
-    """AmaxD's output (NaN until written), its workspace as the host sizes it (a f32 per workgroup,
-    poisoned) and zeroed counters."""
-    groups = max(num_workgroups(sol, problem, gsu=1), 1)
-    return {"amaxOut": mem.alloc(np.full(1, nan_bits(DataType.S), np.uint32)),
-            "amaxWS": mem.alloc(np.full(groups, AMAX_POISON, np.uint32)),
-            "amaxSync": mem.alloc(np.zeros(AMAX_SYNC_DWORDS, np.uint32))}
+    buffers: dict[str, int]
+    e: Tensor | None = None     # UseE: E as set up (strides of its own, unlike D's)
 
 
 def fp8_encoding(sol: Solution) -> str:
@@ -224,77 +189,112 @@ def fp8_encoding(sol: Solution) -> str:
     return arch_info(sol.arch).fp8 or "fnuz"
 
 
-def operand_types(pt: ProblemType) -> tuple[DataType, DataType]:
-    """A's and B's element types (the mixed 8-bit DataTypes name both)."""
-    return pt.a_type.operand_types[0], pt.b_type.operand_types[1]
-
-
-def _prepare(pt: ProblemType, mem: DeviceMemory, problem: GemmProblem, alpha: float, beta: float,
-             ep: Epilogue | None, rng: np.random.Generator, fp8: str = "fnuz") -> _Call:
+def prepare(sol: Solution, mem: DeviceMemory, problem: GemmProblem, alpha: float, beta: float,
+            ep: Epilogue | None, rng: np.random.Generator) -> Call:
+    """A, B, C, D and the epilogue's buffers of one GEMM in `mem` (A and B only the sentinel when
+    alpha is 0, C when beta is 0, so a kernel reading what it must not fails)."""
+    pt = sol.problem_type
     ep = ep or Epilogue()
-    inputs = _inputs(pt, problem, rng, alpha, beta, fp8)
-    buffers = {name: mem.alloc(flat) for name, (flat, _) in inputs.items()}
+    a_type, b_type = operand_types(pt)
+    a = _tensor(sol, problem, "A", rng, a_type, True)
+    b = _tensor(sol, problem, "B", rng, b_type, True)
+    if alpha == 0:
+        a = attrs.evolve(a, flat=np.full_like(a.flat, a.element.sentinel))
+        b = attrs.evolve(b, flat=np.full_like(b.flat, b.element.sentinel))
+    tensors = {"A": a, "B": b, "C": _tensor(sol, problem, "C", rng, pt.dest_type, beta != 0),
+               "D": _tensor(sol, problem, "D", rng, pt.dest_type, False)}
+    buffers = {name: mem.alloc(t.flat) for name, t in tensors.items()}
     vectors = ep.vectors_for(pt, problem, rng)
     for name, flat in vectors.buffers.items():
         buffers[name] = mem.alloc(flat)
-    return _Call(problem, alpha, beta, ep, inputs, vectors, buffers)
+    return Call(problem, alpha, beta, ep, tensors, vectors, buffers)
 
 
-def _with_amax(sol: Solution, call: _Call, mem: DeviceMemory) -> _Call:
-    """The extra outputs of the problem type: amax buffers (OutputAmaxD), and E (UseE) NaN-filled
-    with strides of its own, 5 more elements per column than M and 7 more between batches."""
+def _with_outputs(sol: Solution, call: Call, mem: DeviceMemory) -> Call:
+    """The extra outputs of the problem type: the verifier's amax buffers (OutputAmaxD) and E (UseE)."""
     pt = sol.problem_type
+    extra: dict[str, np.ndarray] = {}
     if pt.output_amax_d:
-        call = attrs.evolve(call, buffers={**call.buffers, **_amax_buffers(sol, call.problem, mem)})
-    if pt.use_e:
-        p = call.problem
-        ld = p.m + 5
-        strides = (ld, ld * p.n + 7)[:pt.num_indices_c - 1]
-        batch = p.batch if pt.num_indices_c == 3 else 1
-        size = max(1, strides[-1] * batch if len(strides) > 1 else ld * p.n)
-        flat = np.full(size, nan_bits(pt.e_type), bits_dtype(pt.e_type))
-        call = attrs.evolve(call, buffers={**call.buffers, "E": mem.alloc(flat)}, e_strides=strides, e_flat=flat)
-    return call
+        extra.update(verify_amax.output_buffers(num_workgroups(sol, call.problem, gsu=1)))
+        extra[verify_amax.SYNC] = verify_amax.sync_buffer()
+    e = verify_epilogue.e_tensor(pt, call.problem) if pt.use_e else None
+    if e is not None:
+        extra["E"] = e.flat
+    return attrs.evolve(call, buffers={**call.buffers, **{k: mem.alloc(v) for k, v in extra.items()}}, e=e)
 
 
-def _epilogue_args(pt: ProblemType, call: _Call) -> EpilogueArgs:
-    return attrs.evolve(call.epilogue.arguments(pt), strides_e=call.e_strides)
+def _epilogue_args(pt: ProblemType, call: Call) -> EpilogueArgs:
+    strides = verify_epilogue.e_strides(pt, call.problem) if call.e is not None else ()
+    return attrs.evolve(call.epilogue.arguments(pt), strides_e=strides)
 
 
-def _read_e(pt: ProblemType, call: _Call, mem: DeviceMemory) -> tuple[np.ndarray, bool]:
-    """E at the problem's elements [m, n, batch], and whether everything else is untouched."""
-    assert call.e_flat is not None
-    p = call.problem
-    out = mem.array(call.buffers["E"], bits_dtype(pt.e_type), call.e_flat.size)
-    batch = p.batch if pt.num_indices_c == 3 else 1
-    ld = call.e_strides[0]
-    bstride = call.e_strides[1] if len(call.e_strides) > 1 else 0
-    idx = (np.arange(p.m)[:, None, None] + ld * np.arange(p.n)[None, :, None]
-           + bstride * np.arange(batch)[None, None, :])
-    outside = np.ones(out.size, dtype=bool)
-    outside[idx.reshape(-1)] = False
-    return from_bits(out[idx], pt.e_type), bool(np.all(out[outside] == call.e_flat[outside]))
+def _read(t: Tensor, mem: DeviceMemory, address: int) -> tuple[np.ndarray, bool]:
+    """A tensor's values after a launch as [m, n, batch], and whether the rest of its buffer is untouched."""
+    _, values, outside = read_back(t, mem.array(address, t.flat.dtype, t.flat.size))
+    return as_mnb(values), bool(np.all(outside == np.asarray(t.element.sentinel).astype(outside.dtype)))
 
 
-def _result(sol: Solution, mem: DeviceMemory, call: _Call, instructions: int, *, amax_written: bool = True) -> Result:
+def _verify_epilogue(pt: ProblemType, call: Call) -> verify_epilogue.Epilogue | None:
+    """The test's epilogue as the verifier's reference takes it (None: the problem type has none)."""
+    feat = epilogue_features(pt)
+    if not feat.any:
+        return None
+    ep, p, along = call.epilogue, call.problem, call.vectors.along
+    scalars: dict[str, float] = {}
+    if feat.scale_ab == "Scalar":
+        scalars.update(scale_a=1.0 if ep.scale_a is None else ep.scale_a,
+                       scale_b=1.0 if ep.scale_b is None else ep.scale_b)
+    if feat.scale_cd:
+        scalars.update(scale_c=1.0 if ep.scale_c is None else ep.scale_c,
+                       scale_d=1.0 if ep.scale_d is None else ep.scale_d)
+    row, col = np.ones(p.m), np.ones(p.n)
+    for name in ("scaleA", "scaleB", "scaleAlphaVec"):
+        v = along.get(name)
+        if v is None:
+            continue
+        if v.shape[0] == p.m and v.shape[1] == 1:   # a vector along M ([m, 1, 1])
+            row = row * v[:, 0, 0]
+        else:
+            col = col * v[0, :, 0]
+    activation = ep.activation if feat.activation != "none" else "none"
+    return verify_epilogue.Epilogue(_epilogue_args(pt, call), {}, row=row, col=col, bias=along.get("bias"),
+                                    activation=activation, activation_args=ep.activation_args, e=call.e,
+                                    **scalars)
+
+
+def reference(sol: Solution, call: Call) -> Expected:
+    """The verifier's reference of `call` and its tolerance."""
     pt = sol.problem_type
-    got, untouched = _read_d(pt, call.problem, mem, call.buffers["D"], call.inputs["D"][0], fp8_encoding(sol))
-    ref = reference(pt, call.problem, call.inputs, call.alpha, call.beta, call.epilogue, call.vectors,
-                    flush_f16=arch_info(sol.arch).mfma_flushes_f16_denorms)
-    want, tol, pre_d, pre_err = ref.d, ref.d_err, ref.pre_d, ref.pre_d_err
+    t = call.tensors
+    a, b = t["A"], t["B"]
+    if arch_info(sol.arch).mfma_flushes_f16_denorms:
+        # CDNA2's f16 MFMAs read subnormal inputs as zero (the emulator models it)
+        a, b = (attrs.evolve(x, values=np.where(np.abs(x.values) < 2.0 ** -14, 0.0, x.values))
+                if x.element.dtype is DataType.H else x for x in (a, b))
+    ep = _verify_epilogue(pt, call)
+    beta = float(int(call.beta)) if pt.compute_type is DataType.I else call.beta  # packed truncated
+    # C takes part when beta' = beta * scaleC is not 0 (what the kernel's f32 product decides)
+    beta_c = np.float32(beta) * np.float32(ep.scale_c if ep is not None else 1.0)
+    c = t["C"] if pt.use_beta and beta_c != 0 else None
+    d = t["D"]
+    return expected(pt, a, b, c, d.letters, d.shape, call.problem.k, call.alpha, beta, ep, out=d.element)
+
+
+def result(sol: Solution, mem: DeviceMemory, call: Call, instructions: int, *, amax_written: bool = True) -> Result:
+    pt = sol.problem_type
+    got, untouched = _read(call.tensors["D"], mem, call.buffers["D"])
+    want = reference(sol, call)
     e = None
-    if pt.use_e:
-        e_got, e_untouched = _read_e(pt, call, mem)
-        e = (e_got, ref.e, ref.e_err, e_untouched)
+    if call.e is not None:
+        assert want.e is not None
+        e_got, e_untouched = _read(call.e, mem, call.buffers["E"])
+        e = (e_got, as_mnb(want.e.exact), as_mnb(want.e.tolerance), e_untouched)
     amax = None
     if pt.output_amax_d and amax_written:
-        got_amax = float(mem.array(call.buffers["amaxOut"], np.float32, 1)[0])
-        # the kernel's max drops NaN elements; an empty or all-NaN D gives 0
-        finite = np.abs(pre_d[~np.isnan(pre_d)])
-        want_amax = float(finite.max()) if finite.size else 0.0
-        tol_amax = float(pre_err[~np.isnan(pre_d)].max()) if finite.size else 0.0
-        amax = (got_amax, want_amax, tol_amax)
-    return Result(got, want, tol, untouched, instructions, pt.dest_type, fp8_encoding(sol), amax, e)
+        got_amax = float(mem.array(call.buffers[verify_amax.OUT], np.float32, 1)[0])
+        amax = (got_amax, *want.amax())
+    return Result(got, as_mnb(want.exact), as_mnb(want.tolerance), untouched, instructions, pt.dest_type,
+                  fp8_encoding(sol), amax, e)
 
 
 def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float = 0.0, seed: int = 0,
@@ -305,8 +305,7 @@ def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float =
     sol = built.solution
     pt = sol.problem_type
     mem = DeviceMemory()
-    call = _with_amax(sol, _prepare(pt, mem, problem, alpha, beta, epilogue, np.random.default_rng(seed),
-                                    fp8_encoding(sol)), mem)
+    call = _with_outputs(sol, prepare(sol, mem, problem, alpha, beta, epilogue, np.random.default_rng(seed)), mem)
     gsu = gsu if gsu is not None else launch_gsu(sol, problem)
     buffers = with_split_k_buffers(sol, problem, mem, call.buffers, gsu)
     kernargs = pack_kernel_args(sol, problem, buffers, alpha, beta, gemm_count=gemm_count, arg_type=arg_type,
@@ -318,35 +317,16 @@ def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float =
     instructions = stats.instructions if stats else 0
     split = runtime_gsu(sol, gsu)
     if is_multiple_buffer(sol) and split > 1 and grid:
-        instructions += _convert(built, problem, call, buffers, split, mem)
-    return _result(sol, mem, call, instructions)
+        instructions += _convert(built, call, buffers, split, mem)
+    return result(sol, mem, call, instructions)
 
 
-def _convert(built: Built, problem: GemmProblem, call: _Call, buffers: dict[str, int], gsu: int,
-             mem: DeviceMemory) -> int:
-    """The runtime's second launch of a MultipleBuffer split-K call: the conversion kernel over D."""
-    pt = built.solution.problem_type
-    feat = epilogue_features(pt)
-    ep = call.epilogue
-    bias_type = (ep.bias_type or ep.bias or feat.bias_types[0]) if feat.bias_read else None
-    vw = host_conversion.launch_vector_width(pt, [problem])
-    variant = _conversion_kernel(pt, bias_type, gsu, vw)
-    args = _epilogue_args(pt, call)
-    conv = host_conversion.ConversionCall(problem, buffers, call.alpha, call.beta, gsu, strides_e=call.e_strides,
-                                  stride_bias=args.stride_bias, factor_dim=args.factor_dim,
-                                  activation=args.activation, activation_args=args.activation_args)
-    kernargs = host_conversion.pack_call(pt, conv)
-    stats = built.conversion(variant).launch(
-        variant.name, grid=(host_conversion.work_groups(pt, problem, vw), 1, 1),
-        block=(host_conversion.THREADS, 1, 1), kernargs=kernargs, memory=mem)
-    return stats.instructions
-
-
-def _conversion_kernel(pt: ProblemType, bias_type: DataType | None, gsu: int,
-                       vw: int) -> host_conversion.ConversionKernelName:
-    bucket = host_conversion.bucket(gsu)
-    return host_conversion.ConversionKernelName(bias_type, bucket, vw,
-                                                host_conversion.conversion_name(pt, bias_type, bucket, vw))
+def _convert(built: Built, call: Call, buffers: dict[str, int], gsu: int, mem: DeviceMemory) -> int:
+    """The runtime's second launch of a MultipleBuffer split-K call: the verifier's conversion launch."""
+    rs = from_model(built.solution)
+    ep = _verify_epilogue(rs.problem_type, call)
+    helper = built.conversion(conversion.variant(rs, call.problem, ep, gsu))
+    return conversion.run(helper, rs, call.problem, call.alpha, call.beta, ep, gsu, mem, buffers, None)[0]
 
 
 def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alphas: list[float],
@@ -358,7 +338,7 @@ def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alp
     mem = DeviceMemory()
     rng = np.random.default_rng(seed)
     eps = epilogues or [None] * len(problems)
-    calls = [_with_amax(sol, _prepare(pt, mem, p, a, b, ep, rng, fp8_encoding(sol)), mem)
+    calls = [_with_outputs(sol, prepare(sol, mem, p, a, b, ep, rng), mem)
              for p, a, b, ep in zip(problems, alphas, betas, eps, strict=True)]
     table_address = mem.alloc(1 << 16)
     buffers_of = [with_split_k_buffers(sol, p, mem, c.buffers) for p, c in zip(problems, calls, strict=True)]
@@ -374,178 +354,13 @@ def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alp
     instructions = stats.instructions if stats else 0
     gsu = sol.runtime.global_split_u
     if is_multiple_buffer(sol) and gsu > 1 and arg_type == ARG_TYPE_TABLE and grid:
-        instructions += _convert_grouped(built, problems, calls, buffers_of, gsu, mem)
+        rs = from_model(sol)
+        convs = [conversion.GroupedCall(c.problem, bufs, c.alpha, c.beta, _verify_epilogue(pt, c))
+                 for c, bufs in zip(calls, buffers_of, strict=True)]
+        helper = built.conversion(conversion.grouped_variant(rs, convs, gsu))
+        instructions += conversion.run_grouped(helper, rs, convs, gsu, mem)
     # hipBLASLt's user arguments carry no amax output (amax.py): only argType 1 writes one
-    return [_result(sol, mem, c, instructions, amax_written=arg_type == 1) for c in calls]
-
-
-def _convert_grouped(built: Built, problems: list[GemmProblem], calls: list[_Call], buffers: list[dict[str, int]],
-                     gsu: int, mem: DeviceMemory) -> int:
-    """The grouped conversion launch (`_GG` kernel) after a MultipleBuffer argType-1 launch."""
-    pt = built.solution.problem_type
-    feat = epilogue_features(pt)
-    vw = host_conversion.launch_vector_width(pt, problems)
-    first = calls[0].epilogue
-    bias_type = (first.bias_type or first.bias or feat.bias_types[0]) if feat.bias_read else None
-    variant = _conversion_kernel(pt, bias_type, gsu, vw)
-    convs = []
-    for call, bufs in zip(calls, buffers, strict=True):
-        args = _epilogue_args(pt, call)
-        convs.append(host_conversion.ConversionCall(
-            call.problem, bufs, call.alpha, call.beta, gsu, strides_e=call.e_strides, stride_bias=args.stride_bias,
-            factor_dim=args.factor_dim, activation=args.activation, activation_args=args.activation_args))
-    table_address = mem.alloc(1 << 16)
-    kernargs, table = host_conversion.pack_grouped(pt, convs, vw, table_address)
-    mem.write(table_address, table)
-    groups = sum(host_conversion.work_groups(pt, p, vw) for p in problems)
-    stats = built.conversion(variant).launch(variant.name, grid=(max(groups, 1), 1, 1),
-                                             block=(host_conversion.THREADS, 1, 1), kernargs=kernargs, memory=mem)
-    return stats.instructions
-
-
-def _inputs(pt: ProblemType, problem: GemmProblem, rng: np.random.Generator, alpha: float,
-            beta: float, fp8: str = "fnuz") -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Flat bit buffers and values of A, B, C, D (D all NaN; C all NaN when beta is 0, A and B
-    when alpha is 0, so a kernel reading what it must not fails)."""
-    a_type, b_type = operand_types(pt)
-    a_flat, a = _tensor(pt, problem, "A", rng, a_type, "random", fp8)
-    b_flat, b = _tensor(pt, problem, "B", rng, b_type, "random", fp8)
-    if alpha == 0:
-        a_flat[:] = nan_bits(a_type, fp8)
-        b_flat[:] = nan_bits(b_type, fp8)
-    c_flat, c = _tensor(pt, problem, "C", rng, pt.dest_type, "random" if beta != 0 else "nan", fp8)
-    d_flat, d = _tensor(pt, problem, "D", rng, pt.dest_type, "nan", fp8)
-    return {"A": (a_flat, a), "B": (b_flat, b), "C": (c_flat, c), "D": (d_flat, d)}
-
-
-def _read_d(pt: ProblemType, problem: GemmProblem, mem: DeviceMemory, address: int,
-            d_flat: np.ndarray, fp8: str = "fnuz") -> tuple[np.ndarray, bool]:
-    """D values at the problem's elements [m, n, batch], and whether everything else is untouched."""
-    d_out = mem.array(address, bits_dtype(pt.dest_type), d_flat.size)
-    assign = _assignments(pt, "D")
-    strides = (1, *problem.tensor_strides(pt, "D"))
-    sizes = [problem.index_size(pt, i) for i in assign]
-    idx = np.zeros(sizes, dtype=np.int64)
-    for axis, (size, stride) in enumerate(zip(sizes, strides, strict=True)):
-        shape = [1] * len(sizes)
-        shape[axis] = size
-        idx = idx + (np.arange(size, dtype=np.int64) * stride).reshape(shape)
-    got = from_bits(d_out[idx], pt.dest_type, fp8)
-    outside = np.ones(d_flat.size, dtype=bool)
-    outside[idx.reshape(-1)] = False
-    untouched = bool(np.all(d_out[outside] == d_flat[outside]))
-    return (got if got.ndim == 3 else got[..., None]), untouched
-
-
-@attrs.frozen
-class Reference:
-    """Reference values (float64, [m, n, batch]) and per-element error bounds."""
-
-    d: np.ndarray
-    d_err: np.ndarray
-    pre_d: np.ndarray      # before scaleD (what OutputAmaxD takes the max of)
-    pre_d_err: np.ndarray
-    e: np.ndarray          # after the bias, before the activation (UseE)
-    e_err: np.ndarray
-
-
-_OUT_EPS = {DataType.S: 2.0 ** -24, DataType.H: 2.0 ** -11, DataType.B: 2.0 ** -8, DataType.F8: 2.0 ** -4,
-            DataType.B8: 2.0 ** -3, DataType.I: 0.0, DataType.I8: 0.0}
-# (fp8/bf8: the larger of the FNUZ and OCP smallest subnormals)
-_OUT_MIN = {DataType.S: 2.0 ** -149, DataType.H: 2.0 ** -24, DataType.B: 2.0 ** -133, DataType.F8: 2.0 ** -9,
-            DataType.B8: 2.0 ** -16, DataType.I: 0.0, DataType.I8: 0.0}
-
-
-def reference(pt: ProblemType, problem: GemmProblem, inputs: dict[str, tuple[np.ndarray, np.ndarray]],
-              alpha: float, beta: float, ep: Epilogue, vectors: Vectors, *,
-              flush_f16: bool = False) -> Reference:
-    """D in float64 following the epilogue's steps and a per-element bound of the kernel's error,
-    with the intermediate values OutputAmaxD and UseE take.
-
-    The scalars are combined in f32 exactly as the kernel does; every other step is exact here and
-    its f32 rounding goes into the bound (2^-24 relative per step), which the activation scales by
-    its slope and widens for its approximate exp/rcp.
-    """
-    feat = epilogue_features(pt)
-    if pt.compute_type is DataType.I:
-        # integer alpha/beta are packed truncated (host.values.scalar)
-        alpha, beta = float(int(alpha)), float(int(beta))
-    a, b = inputs["A"][1], inputs["B"][1]
-    if flush_f16:
-        # CDNA2's f16 MFMAs read subnormal inputs as zero (the emulator models it)
-        a, b = (np.where(np.abs(x) < 2.0 ** -14, 0.0, x) if dt is DataType.H else x
-                for x, dt in ((a, pt.a_type), (b, pt.b_type)))
-    prod, mag = _reference(pt, a, b, problem)
-    if pt.compute_type is DataType.I:
-        return _integer_reference(pt, prod, inputs, alpha, beta, ep, vectors)
-    k = max(problem.k, 1)
-    alpha_p, beta_p = alpha, beta
-    if feat.scale_ab == "Scalar":
-        alpha_p = _f32(_f32(alpha * (1.0 if ep.scale_a is None else ep.scale_a))
-                       * (1.0 if ep.scale_b is None else ep.scale_b))
-    if feat.scale_cd and pt.use_beta:
-        beta_p = _f32(beta * (1.0 if ep.scale_c is None else ep.scale_c))
-    ulp = 2.0 ** -24
-    t = alpha_p * prod
-    # f32 accumulation; xf32 MFMAs also round each input to 10 mantissa bits (2^-11 relative)
-    input_eps = 2.0 ** -10 * 1.01 if pt.data_type is DataType.S and pt.f32_xdl_math_op is DataType.X else 0.0
-    err = abs(alpha_p) * mag * (k * 2.0 ** -23 + input_eps) + np.abs(t) * ulp
-    for name in ("scaleA", "scaleB", "scaleAlphaVec"):
-        if name in vectors.along:
-            v = vectors.along[name]
-            t = t * v
-            err = err * np.abs(v) + np.abs(t) * ulp
-    if pt.use_beta and beta_p != 0:
-        c = inputs["C"][1]
-        c = c if c.ndim == 3 else c[..., None]
-        t = t + beta_p * c
-        err = err + np.abs(beta_p * c) * ulp + np.abs(t) * ulp
-    if "bias" in vectors.along:
-        t = t + vectors.along["bias"]
-        err = err + np.abs(t) * ulp
-    # E's bound: the kernel's error so far plus E's one rounding (compared with the exact value)
-    e_val = t
-    e_err = err + np.abs(t) * _OUT_EPS.get(pt.e_type, 0.0) * 1.01 + _OUT_MIN.get(pt.e_type, 0.0)
-    if feat.activation != "none":
-        t, err = activate(ep.activation, ep.activation_args, t, err)
-    pre_d, pre_err = t, err
-    if feat.scale_cd:
-        sd = 1.0 if ep.scale_d is None else ep.scale_d
-        t = t * sd
-        err = err * abs(sd) + np.abs(t) * ulp
-    # one rounding to the destination type, plus half a unit in the last place of its subnormals
-    out_eps, out_min = _OUT_EPS[pt.dest_type], _OUT_MIN[pt.dest_type]
-    return Reference(t, err + np.abs(t) * out_eps * 1.01 + out_min, pre_d, pre_err, e_val, e_err)
-
-
-def _wrap32(x: np.ndarray) -> np.ndarray:
-    return ((np.asarray(x, dtype=np.int64) + 2 ** 31) % 2 ** 32) - 2 ** 31
-
-
-def _integer_reference(pt: ProblemType, prod: np.ndarray, inputs: dict[str, tuple[np.ndarray, np.ndarray]],
-                       alpha: float, beta: float, ep: Epilogue, vectors: Vectors) -> Reference:
-    """int32 compute, exactly: every step wraps to 32 bits, as the kernel's v_mul_lo_u32 / v_add_u32."""
-    t = _wrap32(_wrap32(np.rint(prod).astype(np.int64)) * int(alpha))
-    if "scaleAlphaVec" in vectors.along:
-        t = _wrap32(t * vectors.along["scaleAlphaVec"].astype(np.int64))
-    if pt.use_beta and beta != 0:
-        c = inputs["C"][1]
-        c = (c if c.ndim == 3 else c[..., None]).astype(np.int64)
-        t = _wrap32(t + _wrap32(int(beta) * c))
-    a, b = (int(x) for x in ep.activation_args)
-    if ep.activation == "relu":
-        t = np.maximum(t, 0)
-    elif ep.activation == "abs":
-        t = _wrap32(np.maximum(-t, t))
-    elif ep.activation == "leakyrelu":
-        t = np.where(t >= 0, t, _wrap32(a * t))
-    elif ep.activation == "clippedrelu":
-        t = np.where(t > a, np.minimum(b, t), 0)
-    elif ep.activation != "none":
-        raise ValueError(f"{ep.activation} has no int32 form")
-    out = t.astype(np.float64)
-    zero = np.zeros_like(out)
-    return Reference(out, zero, out, zero, out, zero)
+    return [result(sol, mem, c, instructions, amax_written=arg_type == 1) for c in calls]
 
 
 def padded(pt: ProblemType, m: int, n: int, k: int, batch: int = 1, pad: int = 3) -> GemmProblem:
@@ -555,7 +370,7 @@ def padded(pt: ProblemType, m: int, n: int, k: int, batch: int = 1, pad: int = 3
 
     def strides(tensor: str) -> tuple[int, ...]:
         out, running = [], 1
-        for pos, idx in enumerate(_assignments(pt, tensor)[:-1]):
+        for pos, idx in enumerate(assignments(pt, tensor)[:-1]):
             running = running * max(base.index_size(pt, idx), 1) + (pad if pos == 0 else 2 * pad + 1)
             out.append(running)
         return tuple(out)

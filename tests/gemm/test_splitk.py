@@ -52,7 +52,7 @@ class Run:
         sol = built.solution
         pt = sol.problem_type
         mem = DeviceMemory()
-        call = harness._prepare(pt, mem, problem, alpha, beta, epilogue, np.random.default_rng(seed))
+        call = harness.prepare(sol, mem, problem, alpha, beta, epilogue, np.random.default_rng(seed))
         buffers = with_split_k_buffers(sol, problem, mem, call.buffers, gsu)
         self.workspace, self.sync = buffers["workspace"], buffers["synchronizer"]
         ws_words = max(workspace_bytes(sol, problem, gsu=gsu) // 4, 1)
@@ -68,14 +68,14 @@ class Run:
                                              kernargs=kernargs, memory=mem, workgroups=ids)
         self.mem, self.call, self.sol = mem, call, sol
         stats = self.launch([i for i in ids if i[0] not in held_back])
-        self.result = harness._result(sol, mem, call, stats.instructions)
+        self.result = harness.result(sol, mem, call, stats.instructions)
         self.counters = mem.array(self.sync, np.uint32, SYNC_DWORDS).copy()
         self.partials = mem.array(self.workspace, np.uint32, ws_words).copy()
 
     def finish(self, ids: list[int]) -> harness.Result:
         """Run the workgroups held back, on the same memory."""
         self.launch([(i, 0, 0) for i in ids])
-        self.result = harness._result(self.sol, self.mem, self.call, 0)
+        self.result = harness.result(self.sol, self.mem, self.call, 0)
         self.counters = self.mem.array(self.sync, np.uint32, SYNC_DWORDS).copy()
         return self.result
 
@@ -183,10 +183,9 @@ def test_alpha_zero_and_empty_k(build) -> None:
 
 def _grouped(built: harness.Built, emu: Emulator, problems: list[GemmProblem], arg_type: int) -> None:
     sol = built.solution
-    pt = sol.problem_type
     mem = DeviceMemory()
     rng = np.random.default_rng(5)
-    calls = [harness._prepare(pt, mem, p, 1.0, 0.5, None, rng) for p in problems]
+    calls = [harness.prepare(sol, mem, p, 1.0, 0.5, None, rng) for p in problems]
     buffers = []
     for call, p in zip(calls, problems, strict=True):
         # each GEMM of the table has its own workspace and counters
@@ -199,7 +198,7 @@ def _grouped(built: harness.Built, emu: Emulator, problems: list[GemmProblem], a
     emu.launch(built.name, grid=(grid, 1, 1), block=(sol.num_threads, 1, 1), kernargs=kernargs, memory=mem,
                workgroups=[(i, 0, 0) for i in reversed(range(grid))])
     for call in calls:
-        harness._result(sol, mem, call, 0).check()
+        harness.result(sol, mem, call, 0).check()
 
 
 @pytest.mark.parametrize("arg_type", [ARG_TYPE_TABLE, ARG_TYPE_USER])
