@@ -14,9 +14,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from tensile_lite.asm.gemm import GemmKernel, runtime_overrides_read, unsupported_reasons
@@ -45,11 +47,25 @@ def plan_for(paths: Iterable[Path]) -> tuple[list[LogicFile], object]:
     return logic, build_plan(logic, supported=_supported)
 
 
+def _kernel_digest(item: tuple[Solution, str]) -> str:
+    sol, name = item
+    return _sha(GemmKernel.of(sol, name, code_object_version=CODE_OBJECT_VERSION).assembly_text())
+
+
+def _workers() -> int:
+    return min(2, len(os.sched_getaffinity(0)))
+
+
 def kernel_digests(ap: ArchPlan) -> dict[str, str]:
-    """Kernel name -> digest of its assembly text, for the GEMM kernels and the helper code object."""
-    out = {name: _sha(GemmKernel.of(entry.solution, name, code_object_version=CODE_OBJECT_VERSION)
-                      .assembly_text())
-           for name, entry in ap.kernels.items()}
+    """Kernel name -> digest of its assembly text, for the GEMM kernels and the helper code object.
+    Rendering is the cost (tens of ms a kernel), so large architectures render in two processes."""
+    items = [(entry.solution, name) for name, entry in ap.kernels.items()]
+    if len(items) > 64 and _workers() > 1:
+        with ProcessPoolExecutor(_workers()) as pool:
+            digests = list(pool.map(_kernel_digest, items, chunksize=16))
+    else:
+        digests = [_kernel_digest(item) for item in items]
+    out = dict(zip((name for _, name in items), digests, strict=True))
     for k in helper_kernels(ap, CODE_OBJECT_VERSION):
         out[f"Kernels.so-000-{ap.arch}.hsaco:{k.name}"] = _sha(k.assembly_text())
     return dict(sorted(out.items()))
