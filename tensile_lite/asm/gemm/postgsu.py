@@ -52,7 +52,7 @@ from tensile_lite.asm.gemm.layout import RegisterMap
 from tensile_lite.asm.gemm.plan import GemmPlan
 from tensile_lite.asm.kernel import KernelArgument, KernelSpec, kernel_header, kernel_trailer, pack_arguments
 from tensile_lite.asm.modifiers import NO_CACHE, Buf, CachePolicy
-from tensile_lite.asm.operands import Reg, ttmp
+from tensile_lite.asm.operands import Label, Reg, ttmp
 from tensile_lite.asm.registers import Registers
 from tensile_lite.model import DataType, ProblemType
 
@@ -206,7 +206,7 @@ class _Writer:
         e(isa.s_or_b32(t[7], pointer[0], pointer[1]), isa.s_cmp_eq_u32(t[7], 0))
         e(isa.s_cselect_b32(srd[2], 0, 0xFFFFFFFF), isa.s_mov_b32(srd[3], self.arch.srd_word3))
 
-    def skip_if_null(self, pointer: Reg) -> object:
+    def skip_if_null(self, pointer: Reg) -> Label:
         """A label to branch to when `pointer` is null (the branch is emitted)."""
         isa, e, t = self.isa, self.e, self.r.t
         skip = e.new_label("Null")
@@ -221,7 +221,7 @@ class _Writer:
         e.wait(lgkmcnt=0)
         done = e.new_label("Loaded")
         e(isa.s_branch(done))
-        e.label(skip)  # type: ignore[arg-type]
+        e.label(skip)
         e(isa.s_mov_b32(dst, 1.0))
         e.label(done)
 
@@ -359,7 +359,7 @@ class _Writer:
             self.factor_offset(j, along_m, 4)
             self.load_f32(r.v["x"], r.v["f"], srd, DataType.S)
             e(isa.v_mul_f32(r.acc[j], r.acc[j], r.v["x"]))
-        e.label(skip)  # type: ignore[arg-type]
+        e.label(skip)
 
     def factor_offset(self, j: int, along_m: bool | None, bpe: int, batch_stride: Reg | None = None) -> None:
         """v.f = byte offset of element j's factor (m + j or n, plus b * batch_stride) in a vector."""

@@ -80,7 +80,7 @@ class Bias(Feature):
             w.factor_offset(j, step.along_m, bias_type.num_bytes, w.arg("strideBias") if step.batched else None)
             w.load_f32(v["x"], v["f"], srd, bias_type)
             w.e(w.isa.v_add_f32(r.acc[j], r.acc[j], v["x"]))
-        w.e.label(skip)  # type: ignore[arg-type]
+        w.e.label(skip)
 
 
 @attrs.frozen(slots=True)

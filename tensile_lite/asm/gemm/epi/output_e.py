@@ -88,4 +88,4 @@ class OutputE(Feature):
         for j in range(w.variant.vw):
             w.e(w.isa.v_mov_b32(v["x"], r.acc[j]))
             w.store(v["x"], v["eoff"], srd, pt.e_type, j * pt.e_type.num_bytes)
-        w.e.label(skip)  # type: ignore[arg-type]
+        w.e.label(skip)
