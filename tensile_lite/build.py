@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 
 from tensile_lite.asm.gemm import Decision, GemmKernel, decide, runtime_overrides_read
-from tensile_lite.asm.gemm.abi import is_multiple_buffer
+from tensile_lite.asm.gemm.abi import splits_for_conversion
 from tensile_lite.asm.gemm.postgsu import ConversionKernel
 from tensile_lite.codeobj.assemble import assemble, link
 from tensile_lite.codeobj.pipeline import BuildOptions, KernelSource, build_code_objects, usable_jobs
@@ -102,7 +102,7 @@ def helper_kernels(ap: ArchPlan, cov: int) -> list[KernelSource]:
     object valid when nothing needs a helper."""
     by_name: dict[str, ConversionKernel] = {}
     for entry in ap.kernels.values():  # sorted by name: the first of equal names is always the same
-        if is_multiple_buffer(entry.solution):
+        if splits_for_conversion(entry.solution):
             pt = entry.solution.problem_type
             for v in conversion_kernels(pt):
                 by_name.setdefault(v.name, ConversionKernel(pt, v.bias_type, v.gsu_bucket, v.vw, v.name, ap.arch, cov))

@@ -17,7 +17,7 @@ from tensile_lite.host.call import EpilogueArgs, GemmProblem
 from tensile_lite.host.grid import launch_grid, num_workgroups, tiles
 from tensile_lite.host.grouped import ARG_TYPE_TABLE, ARG_TYPE_USER, pack_grouped
 from tensile_lite.host.header import ARG_TYPE_INLINE, internal_args, runtime_gsu
-from tensile_lite.host.splitk import is_multiple_buffer, is_single_kernel, splits_k, workspace_bytes
+from tensile_lite.host.splitk import splits_for_conversion, splits_in_kernel, splits_k, workspace_bytes
 
 __all__ = [
     "ARG_TYPE_INLINE",
@@ -27,14 +27,14 @@ __all__ = [
     "GemmProblem",
     "gemm_fields",
     "internal_args",
-    "is_multiple_buffer",
-    "is_single_kernel",
     "launch_grid",
     "num_workgroups",
     "pack_gemm_args",
     "pack_grouped",
     "pack_kernel_args",
     "runtime_gsu",
+    "splits_for_conversion",
+    "splits_in_kernel",
     "splits_k",
     "tiles",
     "workspace_bytes",

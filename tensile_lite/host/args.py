@@ -14,7 +14,7 @@ from tensile_lite.host.call import EpilogueArgs, GemmProblem
 from tensile_lite.host.epilogue import epilogue_fields
 from tensile_lite.host.grid import num_workgroups
 from tensile_lite.host.header import ARG_TYPE_INLINE, HEADER_BYTES, internal_args, pack_header
-from tensile_lite.host.splitk import is_multiple_buffer, is_single_kernel, uses_workspace
+from tensile_lite.host.splitk import splits_for_conversion, splits_in_kernel, uses_workspace
 from tensile_lite.model import ProblemType, Solution
 
 
@@ -47,7 +47,7 @@ def _named(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alph
     out.append((f"size_{pt.num_indices_c}", values.u32(problem.k)))
     # GA 3 sends ws_d and the real c, GA 2 ws_d and ws_c
     d = buffers["workspace"] if split else buffers["D"]
-    c = buffers["workspace"] if split and is_multiple_buffer(sol) else buffers["C"]
+    c = buffers["workspace"] if split and splits_for_conversion(sol) else buffers["C"]
     out += [("d", values.pointer(d)), ("c", values.pointer(c)), ("a", values.pointer(buffers["A"])),
             ("b", values.pointer(buffers["B"]))]
     for tensor in "DCAB":
@@ -57,7 +57,7 @@ def _named(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alph
     if pt.use_beta:
         out.append(("beta", values.scalar(pt.compute_type, beta)))
     out += epilogue_fields(sol, buffers, ep)
-    if is_single_kernel(sol):
+    if splits_in_kernel(sol):
         out += [("dstD", values.pointer(buffers["D"])), ("Synchronizer", values.pointer(buffers.get("synchronizer", 0))),
                 ("GSUSync", values.u32(0))]
     return out

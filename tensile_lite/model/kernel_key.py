@@ -74,3 +74,20 @@ def splits_into_workspace(sol: Solution) -> bool:
     is not the kernel of the same solution with GSU 1 (upstream's kernels take any GSU at run time; ours
     split only where the logic file does, and the library lets the runtime change the GSU only there)."""
     return sol.global_split_u_algorithm == "MultipleBuffer" and sol.runtime.global_split_u > 1
+
+
+def splits_in_kernel(sol: Solution) -> bool:
+    """MultipleBufferSingleKernel (not StreamK): the kernel reduces its GSU slices itself, and its host
+    sends dstD, Synchronizer and GSUSync (and a workspace) whatever the runtime GSU."""
+    return sol.global_split_u_algorithm == "MultipleBufferSingleKernel" and not sol.tuning("StreamK")
+
+
+def splits_for_conversion(sol: Solution) -> bool:
+    """MultipleBuffer with GSU > 1 (not StreamK): the kernel leaves GSU slices for the runtime's conversion
+    kernel; the library lets the runtime change the GSU of these solutions only."""
+    return splits_into_workspace(sol) and not sol.tuning("StreamK")
+
+
+def splits_k(sol: Solution) -> bool:
+    """The kernel takes the GSU from the argument header and may split K (either algorithm)."""
+    return splits_in_kernel(sol) or splits_for_conversion(sol)

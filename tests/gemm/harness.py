@@ -28,12 +28,12 @@ from tensile_lite.host import (
     ARG_TYPE_TABLE,
     EpilogueArgs,
     GemmProblem,
-    is_multiple_buffer,
     launch_grid,
     num_workgroups,
     pack_grouped,
     pack_kernel_args,
     runtime_gsu,
+    splits_for_conversion,
     tiles,
 )
 from tensile_lite.host import conversion as host_conversion
@@ -316,7 +316,7 @@ def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float =
                        kernargs=kernargs, memory=mem) if grid else None
     instructions = stats.instructions if stats else 0
     split = runtime_gsu(sol, gsu)
-    if is_multiple_buffer(sol) and split > 1 and grid:
+    if splits_for_conversion(sol) and split > 1 and grid:
         instructions += _convert(built, call, buffers, split, mem)
     return result(sol, mem, call, instructions)
 
@@ -353,7 +353,7 @@ def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alp
                        memory=mem) if grid else None
     instructions = stats.instructions if stats else 0
     gsu = sol.runtime.global_split_u
-    if is_multiple_buffer(sol) and gsu > 1 and arg_type == ARG_TYPE_TABLE and grid:
+    if splits_for_conversion(sol) and gsu > 1 and arg_type == ARG_TYPE_TABLE and grid:
         rs = from_model(sol)
         convs = [conversion.GroupedCall(c.problem, bufs, c.alpha, c.beta, _verify_epilogue(pt, c))
                  for c, bufs in zip(calls, buffers_of, strict=True)]

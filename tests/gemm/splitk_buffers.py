@@ -11,8 +11,7 @@ import numpy as np
 
 from tensile_lite.emu import DeviceMemory
 from tensile_lite.host import GemmProblem, workspace_bytes
-from tensile_lite.host.splitk import is_single_kernel as is_split_k
-from tensile_lite.host.splitk import splits_k
+from tensile_lite.host.splitk import splits_in_kernel, splits_k
 from tensile_lite.model import Solution
 
 POISON = 0x7149F2CA  # 1e30 as f32
@@ -29,7 +28,7 @@ def packed_cd(sol: Solution, problem: GemmProblem) -> bool:
 def launch_gsu(sol: Solution, problem: GemmProblem) -> int | None:
     """The GSU to launch `sol` with: the solution's (None), or 1 for a split-K kernel whose C or D is
     padded (upstream's host would address them packed: spec epilogue_semantics.md §7 #8)."""
-    return 1 if is_split_k(sol) and not packed_cd(sol, problem) else None
+    return 1 if splits_in_kernel(sol) and not packed_cd(sol, problem) else None
 
 
 def with_split_k_buffers(sol: Solution, problem: GemmProblem, mem: DeviceMemory, buffers: Mapping[str, int],

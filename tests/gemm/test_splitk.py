@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tensile_lite.asm.gemm import unsupported_reasons
-from tensile_lite.asm.gemm.abi import argument_layout, is_split_k, solution_layout
+from tensile_lite.asm.gemm.abi import argument_layout, solution_layout, splits_in_kernel
 from tensile_lite.asm.gemm.support import runtime_overrides_read
 from tensile_lite.emu import DeviceMemory, Emulator
 from tensile_lite.host import (
@@ -252,7 +252,7 @@ def test_devset_mbsk_solutions_are_built_and_declared() -> None:
         upstream = _upstream_kernel_of(lf.arch)
         name = Path(lf.path).name
         for index, sol in enumerate(lf.solutions):
-            if not is_split_k(sol) or sol.is_custom:
+            if not splits_in_kernel(sol) or sol.is_custom:
                 continue
             assert unsupported_reasons(sol) == (), (sol.name, unsupported_reasons(sol))
             assert runtime_overrides_read(sol)["gsu"]
@@ -281,7 +281,7 @@ def _devset_kernels() -> list[Solution]:
     seen, out = set(), []
     for lf in logic_files():
         for sol in lf.solutions:
-            if is_split_k(sol) and not unsupported_reasons(sol) and kernel_key(sol) not in seen:
+            if splits_in_kernel(sol) and not unsupported_reasons(sol) and kernel_key(sol) not in seen:
                 seen.add(kernel_key(sol))
                 out.append(sol)
     return out

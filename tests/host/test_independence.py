@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tensile_lite.asm.gemm.abi import is_split_k, solution_layout
+from tensile_lite.asm.gemm.abi import solution_layout
 from tensile_lite.asm.gemm.grouped import record_bytes, user_argument_offsets
 from tensile_lite.host import GemmProblem, args, grouped
-from tensile_lite.host.splitk import is_single_kernel, splits_k
+from tensile_lite.host.splitk import splits_in_kernel, splits_k
 from tensile_lite.model import Solution
 from tests.gemm.devset import supported_kernels
 
@@ -51,7 +51,7 @@ def runtime_name(kernel_name: str, num_indices_c: int) -> str:
 
 
 def _kind(sol: Solution) -> tuple[str, bool, str]:
-    split = "single kernel" if is_split_k(sol) else "multiple buffer" if splits_k(sol) else "no split"
+    split = "single kernel" if splits_in_kernel(sol) else "multiple buffer" if splits_k(sol) else "no split"
     return sol.problem_type.name, bool(sol.tuning("ActivationFused")), split
 
 
@@ -156,7 +156,7 @@ def test_covers_every_problem_type_and_split_k_kind(solutions: list[Solution]) -
     kinds = {_kind(s) for s in solutions}
     types = {s.problem_type.name for s in supported_kernels()}
     assert {k[0] for k in kinds} == types
-    assert any(is_single_kernel(s) for s in solutions) and any(splits_k(s) and not is_split_k(s) for s in solutions)
+    assert any(splits_in_kernel(s) for s in solutions) and any(splits_k(s) and not splits_in_kernel(s) for s in solutions)
 
 
 def test_argtype0_layout_agrees(solutions: list[Solution]) -> None:

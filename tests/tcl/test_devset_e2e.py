@@ -31,7 +31,7 @@ from tensile_lite.build import HELPER_KERNEL
 from tensile_lite.cli import main as cli_main
 from tensile_lite.codeobj.elf import missing_kernels, read_code_object
 from tensile_lite.emu.arch import gfx_from_e_flags
-from tensile_lite.host import is_multiple_buffer
+from tensile_lite.host import splits_for_conversion
 from tensile_lite.host.conversion import conversion_kernels
 from tensile_lite.library.formats import read_dat
 from tensile_lite.library.naming import DEFAULT_PERF_METRIC, placeholder_name
@@ -240,7 +240,7 @@ def test_helper_code_objects_hold_every_conversion_kernel(built: Built, dev_logi
     for arch in ARCHS:
         wanted = {HELPER_KERNEL}
         for lf, pos, sol in dev_logic.solutions(arch):
-            if (_key(lf.path), pos) not in dev_logic.unsupported and is_multiple_buffer(sol):
+            if (_key(lf.path), pos) not in dev_logic.unsupported and splits_for_conversion(sol):
                 wanted |= {v.name for v in conversion_kernels(sol.problem_type)}
         info = read_code_object(built.library / f"Kernels.so-000-{arch}.hsaco")
         assert set(info.names()) == wanted, arch

@@ -13,7 +13,11 @@ from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.asm.kernel import ArgumentLayout, KernelArgument, pack_arguments
 from tensile_lite.errors import BuildError
 from tensile_lite.model import DataType, ProblemType, Solution
-from tensile_lite.model.kernel_key import splits_into_workspace
+
+# re-exported: which split-K path a solution takes is the model's fact, read by both sides
+from tensile_lite.model.kernel_key import splits_for_conversion as splits_for_conversion
+from tensile_lite.model.kernel_key import splits_in_kernel as splits_in_kernel
+from tensile_lite.model.kernel_key import splits_k as splits_k
 
 HEADER_BYTES = 16  # the header the kernel skips before its argType-0 arguments
 
@@ -122,28 +126,10 @@ SPLIT_K_ARGUMENTS = ("dstD", "Synchronizer", "GSUSync")
 AMAX_ARGUMENTS = ("AddrAmaxOut", "AmaxWS", "AmaxSync")
 
 
-def is_split_k(sol: Solution) -> bool:
-    """The solution reduces its GSU partial sums in the kernel itself (MultipleBufferSingleKernel):
-    its host sends the split-K arguments and a workspace whatever the runtime GSU."""
-    return sol.global_split_u_algorithm == "MultipleBufferSingleKernel" and not sol.tuning("StreamK")
-
-
-def is_multiple_buffer(sol: Solution) -> bool:
-    """The solution splits K over GSU workgroups whose partial sums the runtime's conversion kernel
-    (postgsu.py) reduces (MultipleBuffer, GSU > 1 in the logic file). Solutions of GSU 1 keep the plain
-    kernel: the library does not let the runtime change their GSU."""
-    return splits_into_workspace(sol) and not sol.tuning("StreamK")
-
-
-def splits_k(sol: Solution) -> bool:
-    """The kernel takes the GSU from the argument header and splits K (either algorithm)."""
-    return is_split_k(sol) or is_multiple_buffer(sol)
-
-
 def solution_layout(sol: Solution) -> ArgumentLayout:
     """The argument layout of `sol`'s kernel (its problem type's, with the solution's ActivationFused)."""
     return argument_layout(sol.problem_type, activation_fused=bool(sol.tuning("ActivationFused") or 0),
-                           split_k=is_split_k(sol))
+                           split_k=splits_in_kernel(sol))
 
 
 def argument_offsets(args: Sequence[KernelArgument]) -> dict[str, int]:

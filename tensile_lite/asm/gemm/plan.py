@@ -21,7 +21,7 @@ import attrs
 
 from tensile_lite.asm.arch import Arch, get_arch
 from tensile_lite.asm.errors import UnsupportedInstruction
-from tensile_lite.asm.gemm.abi import is_multiple_buffer, is_split_k, solution_layout
+from tensile_lite.asm.gemm.abi import solution_layout, splits_for_conversion, splits_in_kernel
 from tensile_lite.asm.gemm.features import (
     EpilogueFeatures,
     VectorRegion,
@@ -386,4 +386,4 @@ def build_plan(sol: Solution) -> GemmPlan:
                     macro_tile=(mt0, mt1), wave_group=sol.mi_wave_group, wave_tile=sol.mi_wave_tile,
                     a=a, b=b, lds_bytes=lds_bytes, epilogue=feat, vectors=vectors,
                     args=argument_plan(sol), lanes=lanes, e_type=pt.e_type, lsu=lsu,
-                    split_k=SINGLE_KERNEL if is_split_k(sol) else MULTIPLE_BUFFER if is_multiple_buffer(sol) else "")
+                    split_k=SINGLE_KERNEL if splits_in_kernel(sol) else MULTIPLE_BUFFER if splits_for_conversion(sol) else "")

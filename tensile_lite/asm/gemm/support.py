@@ -32,7 +32,7 @@ from types import MappingProxyType
 import attrs
 
 from tensile_lite.asm.errors import RegisterOverflow
-from tensile_lite.asm.gemm.abi import is_multiple_buffer, is_split_k, solution_layout, splits_k
+from tensile_lite.asm.gemm.abi import solution_layout, splits_for_conversion, splits_in_kernel, splits_k
 from tensile_lite.asm.gemm.epi import order as epi
 from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.asm.gemm.layout import build_register_map
@@ -156,7 +156,7 @@ def _solution_reasons(sol: Solution) -> list[str]:
     wave = _WAVE.get(sol.arch, 64)
     if sol.wavefront_size != wave:
         out.append(f"wave{sol.wavefront_size}")
-    if wave == 32 and is_split_k(sol):
+    if wave == 32 and splits_in_kernel(sol):
         # the reduction's exec masks and cache maintenance are written for CDNA
         out.append("GSU MultipleBufferSingleKernel on RDNA")
     if wave == 32 and sol.problem_type.output_amax_d:
@@ -172,7 +172,7 @@ def _solution_reasons(sol: Solution) -> list[str]:
         # SingleBuffer needs the runtime's beta-only kernel and atomics; MultipleBufferSingleKernel
         # reduces in the kernel itself (splitk.py), MultipleBuffer in the conversion kernel (postgsu.py)
         out.append("GSU>1")
-    if is_multiple_buffer(sol):
+    if splits_for_conversion(sol):
         pt = sol.problem_type
         if pt.compute_type is not DataType.S:
             out.append(f"GSU MultipleBuffer compute {pt.compute_type.letter}")
@@ -180,10 +180,10 @@ def _solution_reasons(sol: Solution) -> list[str]:
             out.append("AmaxD with split-K")
         if not postgsu_supported(pt):
             out.append("GSU MultipleBuffer conversion of this problem type")
-    if is_split_k(sol) and sol.problem_type.output_amax_d:
+    if splits_in_kernel(sol) and sol.problem_type.output_amax_d:
         # both count arrivals in the Synchronizer: their counters would collide
         out.append("AmaxD with split-K")
-    if is_split_k(sol) and sol.problem_type.compute_type is not DataType.S:
+    if splits_in_kernel(sol) and sol.problem_type.compute_type is not DataType.S:
         # the in-kernel reduction adds f32 partial sums
         out.append(f"GSU MultipleBufferSingleKernel compute {sol.problem_type.compute_type.letter}")
     if sol.workgroup[2] != 1 and splits_k(sol):
