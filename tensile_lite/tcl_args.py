@@ -16,6 +16,7 @@ import attrs
 
 from tensile_lite.codeobj.proc import DEFAULT_TOOL_TIMEOUT
 from tensile_lite.errors import EXIT_INPUT, UnknownArchitecture, exit_codes_help
+from tensile_lite.interfaces import HIPBLASLT_2024
 from tensile_lite.library.formats import FORMATS as LIBRARY_FORMATS
 from tensile_lite.targets import get_target, parse_target_id
 
@@ -187,6 +188,12 @@ class TclRequest:
     ignored: tuple[str, ...]
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    # the hipBLASLt generation served (interfaces.py): layout, naming, numbering, compression, manifest
+    interface: str = HIPBLASLT_2024
+    compress: bool | None = None           # .co as compressed offload bundles; None: the interface's default
+    offload_bundler: str | None = None     # clang-offload-bundler to compress with (default: searched)
+    experimental: bool = False             # read logic files below an `Experimental` folder too
+    lazy_loading: bool = True              # 7.x's --no-lazy-library-loading turns it off
 
 
 def to_request(ns: argparse.Namespace) -> TclRequest:
