@@ -16,7 +16,7 @@ import attrs
 
 from tensile_lite.codeobj.proc import DEFAULT_TOOL_TIMEOUT
 from tensile_lite.errors import EXIT_INPUT, UnknownArchitecture, exit_codes_help
-from tensile_lite.interfaces import HIPBLASLT_2024
+from tensile_lite.interfaces import HIPBLASLT_2024, INTERFACES, get_interface
 from tensile_lite.library.formats import FORMATS as LIBRARY_FORMATS
 from tensile_lite.targets import get_target, parse_target_id
 
@@ -73,9 +73,11 @@ def _jobs(value: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number of jobs, got {value!r}") from None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(default_interface: str = HIPBLASLT_2024, prog: str = "TensileCreateLibrary") -> argparse.ArgumentParser:
+    """The command line; `default_interface` is the one served when --interface is not given (each entry
+    point passes its own)."""
     p = _Parser(
-        prog="TensileCreateLibrary",
+        prog=prog,
         description=(
             "Build hipBLASLt's kernel library from logic files: library/TensileLibrary_lazy_<gfx>.dat, one "
             ".dat + .co per placeholder library, Kernels.so-000-<gfx>.hsaco and TensileManifest.txt under "
@@ -92,9 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "ignored: code objects serve both xnack modes); default: every architecture found")
     p.add_argument("--code-object-version", default="default", choices=["default", "V4", "V5", "4", "5"],
                    help="code object version: default and V4 mean 4")
-    p.add_argument("--library-format", default="msgpack", choices=LIBRARY_FORMATS,
+    p.add_argument("--library-format", default=None, choices=LIBRARY_FORMATS,
                    help="msgpack (default), msgpack-zstd (one zstd frame, still .dat), msgpack-zlib (.dat.zlib), "
-                        "yaml (debugging)")
+                        "yaml (debugging); default: the interface's (msgpack; msgpack-zlib for rocm-develop)")
     p.add_argument("--logic-filter", default="*", help="glob on logic file names (without .yaml)")
     p.add_argument("--jobs", "-j", type=_jobs, default=-1,
                    help="worker processes (default: available cores; capped to the usable cores and to memory, "
@@ -107,6 +109,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", dest="library_version", default=None, help="written as version into the master")
     p.add_argument("--generate-manifest-and-exit", action="store_true",
                    help="write only library/TensileManifest.txt and stop")
+    p.add_argument("--interface", default=None, choices=sorted(INTERFACES),
+                   help="the hipBLASLt generation to write the library for: "
+                        + "; ".join(f"{i.name}: {i.summary}" for i in INTERFACES.values())
+                        + f" (default: {default_interface}, from how this command was started)")
+    p.add_argument("--no-compress", dest="compress", action="store_false", default=None,
+                   help="write .co files as plain ELF instead of compressed offload bundles (7.x)")
+    p.add_argument("--offload-bundler", default=None,
+                   help="clang-offload-bundler used to compress code objects (default: next to the assembler)")
+    p.add_argument("--experimental", action="store_true",
+                   help="also read logic files below a folder named Experimental (any case)")
+    p.add_argument("--no-lazy-library-loading", dest="lazy_loading", action="store_false", default=True,
+                   help="7.x: write one library per architecture instead of lazily loaded placeholders")
     # ours
     p.add_argument("--strict", action="store_true",
                    help="fail if any solution needs a feature tensile-lite cannot generate yet")
@@ -196,14 +210,17 @@ class TclRequest:
     lazy_loading: bool = True              # 7.x's --no-lazy-library-loading turns it off
 
 
-def to_request(ns: argparse.Namespace) -> TclRequest:
+def to_request(ns: argparse.Namespace, default_interface: str = HIPBLASLT_2024) -> TclRequest:
     defaults = vars(build_parser().parse_args(["x", "y", "HIP"]))
     ignored = tuple(sorted(f"--{k.replace('_', '-')}" for k in IGNORED_FLAGS if vars(ns).get(k) != defaults.get(k)))
     return TclRequest(
         logic_path=ns.LogicPath, output_path=ns.OutputPath, architectures=parse_architectures(ns.architecture),
-        code_object_version=5 if ns.code_object_version in ("V5", "5") else 4, library_format=ns.library_format,
+        code_object_version=5 if ns.code_object_version in ("V5", "5") else 4,
+        library_format=ns.library_format or get_interface(ns.interface or default_interface).default_library_format,
         logic_filter=ns.logic_filter, jobs=None if ns.jobs is None or ns.jobs < 1 else ns.jobs,
         verbose=ns.verbose, keep_build_tmp=ns.keep_build_tmp, strict=ns.strict, assembler=ns.assembler,
         linker=ns.linker, library_version=ns.library_version, manifest_only=ns.generate_manifest_and_exit,
         ignored=ignored, tool_timeout=ns.tool_timeout, lock_timeout=ns.lock_timeout or 0.0,
+        interface=ns.interface or default_interface, compress=ns.compress, offload_bundler=ns.offload_bundler,
+        experimental=ns.experimental, lazy_loading=ns.lazy_loading,
     )
