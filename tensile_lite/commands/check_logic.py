@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from tensile_lite.commands.rocm7_root import KNOWN_BUGS, root
 from tensile_lite.errors import EXIT_INPUT, LogicError, Where, exit_codes_help
 from tensile_lite.guard import run_guarded
 from tensile_lite.logic import OtherArch, Read, Unreadable, scan_logic
@@ -87,7 +88,6 @@ def _known_bugs_file(args: argparse.Namespace) -> Path | None:
     if args.known_bugs is not None:
         return Path(args.known_bugs)
     if args.use_bundled_known_bugs:
-        from tensile_lite.commands.rocm7_root import KNOWN_BUGS, root
         return root() / KNOWN_BUGS
     return None
 
