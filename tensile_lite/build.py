@@ -17,14 +17,13 @@ from tensile_lite.codeobj.pipeline import BuildOptions, KernelSource, build_code
 from tensile_lite.codeobj.pipeline import LibraryPlan as CodeObjectPlan
 from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
 from tensile_lite.codeobj.trivial import TrivialKernel
-from tensile_lite.errors import BuildError
+from tensile_lite.errors import BuildError, LogicError
 from tensile_lite.host.conversion import conversion_kernels
 from tensile_lite.library.formats import file_name
 from tensile_lite.library.plan import ArchPlan, build_plan
 from tensile_lite.library.writer import write_arch
-from tensile_lite.logic import find_logic_files, read_logic_file
+from tensile_lite.logic import Read, Unreadable, scan_logic
 from tensile_lite.model import LogicFile, Solution
-from tensile_lite.targets import get_target
 from tensile_lite.tcl_args import TclRequest
 from tensile_lite.workdirs import move_file, private_dir
 
@@ -46,24 +45,34 @@ class BuildSummary:
 
 
 def read_selected(req: TclRequest, log: Log) -> list[LogicFile]:
-    """Every logic file under LogicPath matching the filter and the requested architectures, sorted."""
-    paths = find_logic_files([req.logic_path], req.logic_filter)
-    if not paths:
+    """Every logic file under LogicPath that --logic-filter, --experimental and --architecture select, sorted.
+
+    Files of other architectures are never parsed beyond their head. Every selected file that cannot be
+    read is reported (one line each, at --verbose 1) before the build fails naming the first, so one
+    run shows them all; files our writer cannot describe yet are left out with a warning."""
+    found = 0
+    out: list[LogicFile] = []
+    bad: list[Unreadable] = []
+    for item in scan_logic([req.logic_path], req.logic_filter, experimental=req.experimental,
+                           architectures=req.architectures, known_targets=True):
+        found += 1
+        if isinstance(item, Unreadable):
+            bad.append(item)
+        elif isinstance(item, Read):
+            if item.logic.library_writer_gap:  # a .dat node we cannot write yet: out, with the reason
+                log(1, f"warning: {item.path} left out: {item.logic.library_writer_gap}")
+            else:
+                out.append(item.logic)
+    if not found:
         raise BuildError(f"no logic files matching {req.logic_filter}.yaml under {req.logic_path}")
-    wanted = set(req.architectures)
-    out = []
-    for path in paths:
-        lf = read_logic_file(path)
-        if lf.arch != "fallback":  # a target nobody knows is this file's error, not the toolchain's
-            get_target(lf.arch, where=f"{path}: ArchitectureName")
-        if wanted and lf.arch not in wanted:
-            continue
-        if lf.library_writer_gap:  # a .dat node we cannot write yet: out, with the reason, not mis-filed
-            log(1, f"warning: {path} left out: {lf.library_writer_gap}")
-            continue
-        out.append(lf)
-    log(1, f"read {len(out)} logic file(s) of {len(paths)} found, "
-           f"{sum(len(lf.solutions) for lf in out)} solutions")
+    if len(bad) == 1:
+        raise bad[0].error
+    if bad:
+        for item in bad:
+            log(1, f"  unreadable [{item.arch_label}] {item.error.one_line()}")
+        raise LogicError(f"{len(bad)} logic files of the requested architectures cannot be read (each listed "
+                         f"above); first: {bad[0].error.one_line()}")
+    log(1, f"read {len(out)} logic file(s) of {found} found, {sum(len(lf.solutions) for lf in out)} solutions")
     return out
 
 

@@ -15,6 +15,8 @@ from tensile_lite.guard import run_guarded as _guarded
 COMMAND_MODULES: tuple[str, ...] = (
     "inspect_logic",
     "cmake_prefix",
+    "rocm7_root",
+    "check_logic",
     "build_metadata",
     "inspect_dat",
     "coverage",

@@ -22,6 +22,7 @@ from pathlib import Path
 from tensile_lite.build import build_library
 from tensile_lite.errors import OutputError
 from tensile_lite.guard import run_guarded
+from tensile_lite.interfaces import HIPBLASLT_2024
 from tensile_lite.tcl_args import TclRequest, build_parser, to_request
 from tensile_lite.workdirs import locked_folder, move_file, move_tree, private_dir, sweep_stale
 
@@ -116,9 +117,12 @@ def _write_manifest(library: Path, files: Sequence[str]) -> None:
             tmp.unlink(missing_ok=True)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ns = build_parser().parse_args(argv)
-    return run_guarded(lambda: run(to_request(ns)), prefix="TensileCreateLibrary: ", debug=ns.debug)
+def main(argv: Sequence[str] | None = None, default_interface: str = HIPBLASLT_2024,
+         prog: str = "TensileCreateLibrary") -> int:
+    """The command line of every entry point; each passes the interface it serves when --interface is not
+    given (the `TensileCreateLibrary` script: 2024; the 7.x shims in rocm7_root: theirs) and its name."""
+    ns = build_parser(default_interface, prog).parse_args(argv)
+    return run_guarded(lambda: run(to_request(ns, default_interface)), prefix=f"{prog}: ", debug=ns.debug)
 
 
 if __name__ == "__main__":

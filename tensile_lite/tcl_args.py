@@ -15,7 +15,7 @@ from typing import NoReturn
 import attrs
 
 from tensile_lite.codeobj.proc import DEFAULT_TOOL_TIMEOUT
-from tensile_lite.errors import EXIT_INPUT, UnknownArchitecture, exit_codes_help
+from tensile_lite.errors import EXIT_INPUT, BuildError, UnknownArchitecture, exit_codes_help
 from tensile_lite.interfaces import HIPBLASLT_2024, INTERFACES, get_interface
 from tensile_lite.library.formats import FORMATS as LIBRARY_FORMATS
 from tensile_lite.targets import get_target, parse_target_id
@@ -46,7 +46,18 @@ IGNORED_FLAGS: dict[str, str] = {
     "build_id": "code objects are always linked with --build-id=sha1",
     "validate_library": "every .co is always checked after linking",
     "separate_architectures": "architectures are always separate",
+    # ROCm 7.x's parser (spec/rocm7_delta.md §2.2)
+    "c_compiler": "no C compiler is involved",
+    "address_sanitizer": "host sanitizers do not apply: tensile-lite builds no host code",
+    "disable_asm_comments": "the assembly text never reaches the library, so its comments change nothing",
+    "emit_mainloop_trace_marker": "trace markers are not generated",
+    "enable_gemm_a2a_fusion": "all-to-all fused GEMM kernels are not generated",
+    "gfx1250v0": "gfx1250 kernels are not generated",
 }
+
+# Library formats upstream's parser offers that our writer (library/formats.FORMATS) may not write yet:
+# accepted on the command line so the failure is ours and says so (`check_library_format`), not argparse's.
+UPSTREAM_LIBRARY_FORMATS: tuple[str, ...] = ("msgpack-indexed",)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -79,10 +90,13 @@ def build_parser(default_interface: str = HIPBLASLT_2024, prog: str = "TensileCr
     p = _Parser(
         prog=prog,
         description=(
-            "Build hipBLASLt's kernel library from logic files: library/TensileLibrary_lazy_<gfx>.dat, one "
-            ".dat + .co per placeholder library, Kernels.so-000-<gfx>.hsaco and TensileManifest.txt under "
-            "OutputPath. Accepts upstream's command line unchanged; solutions whose kernels tensile-lite "
-            "cannot generate yet are reported and left out consistently (or fail the build with --strict)."
+            "Build hipBLASLt's kernel library from logic files into OutputPath/library: the master "
+            "TensileLibrary_lazy_<gfx>.dat, a .dat + .co per placeholder library, Kernels.so-000-<gfx>.hsaco, "
+            "and what the served interface adds (2024: TensileManifest.txt; 7.x: the mapping file). Accepts "
+            "upstream's command line unchanged; solutions whose kernels tensile-lite cannot generate yet are "
+            "reported and left out consistently (or fail the build with --strict). "
+            f"This command serves {get_interface(default_interface).summary} unless --interface says otherwise "
+            f"(default interface: {default_interface})."
         ),
         epilog=exit_codes_help(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -94,10 +108,14 @@ def build_parser(default_interface: str = HIPBLASLT_2024, prog: str = "TensileCr
                         "ignored: code objects serve both xnack modes); default: every architecture found")
     p.add_argument("--code-object-version", default="default", choices=["default", "V4", "V5", "4", "5"],
                    help="code object version: default and V4 mean 4")
-    p.add_argument("--library-format", default=None, choices=LIBRARY_FORMATS,
+    p.add_argument("--library-format", default=None,
+                   choices=(*LIBRARY_FORMATS, *(f for f in UPSTREAM_LIBRARY_FORMATS if f not in LIBRARY_FORMATS)),
                    help="msgpack (default), msgpack-zstd (one zstd frame, still .dat), msgpack-zlib (.dat.zlib), "
-                        "yaml (debugging); default: the interface's (msgpack; msgpack-zlib for rocm-develop)")
-    p.add_argument("--logic-filter", default="*", help="glob on logic file names (without .yaml)")
+                        "yaml (debugging); default: the interface's (msgpack; msgpack-zlib for rocm-develop). "
+                        "Upstream's msgpack-indexed is accepted and refused with a reason until the writer has it")
+    p.add_argument("--logic-filter", default="*", metavar="GLOB",
+                   help="which logic files to read: LogicPath/**/<GLOB>.yaml, so a name glob (*HHS*) or a path "
+                        "below the logic root (gfx942/FreeSize/*); default: all")
     p.add_argument("--jobs", "-j", type=_jobs, default=-1,
                    help="worker processes (default: available cores; capped to the usable cores and to memory, "
                         "with a note)")
@@ -136,6 +154,12 @@ def build_parser(default_interface: str = HIPBLASLT_2024, prog: str = "TensileCr
     # accepted for compatibility, ignored (see IGNORED_FLAGS)
     p.add_argument("--cxx-compiler", default=None)
     p.add_argument("--cmake-cxx-compiler", default=None)
+    p.add_argument("--c-compiler", default=None)
+    p.add_argument("--address-sanitizer", action="store_true")
+    p.add_argument("--disable-asm-comments", action="store_true")
+    p.add_argument("--emit-mainloop-trace-marker", action="store_true")
+    p.add_argument("--enable-gemm-a2a-fusion", action="store_true")
+    p.add_argument("--gfx1250v0", action="store_true")
     p.add_argument("--merge-files", dest="merge_files", action="store_true", default=True)
     p.add_argument("--no-merge-files", dest="merge_files", action="store_false")
     p.add_argument("--num-merged-files", type=int, default=1)
@@ -210,13 +234,23 @@ class TclRequest:
     lazy_loading: bool = True              # 7.x's --no-lazy-library-loading turns it off
 
 
+def check_library_format(fmt: str) -> str:
+    """`fmt` if the library writer writes it; otherwise the one error saying it does not (the only place
+    a format upstream knows but we do not yet write is refused)."""
+    if fmt not in LIBRARY_FORMATS:
+        raise BuildError(f"--library-format={fmt}: tensile-lite's library writer cannot write this format yet "
+                         f"(it writes {', '.join(LIBRARY_FORMATS)}); hipBLASLt's CMake never passes it")
+    return fmt
+
+
 def to_request(ns: argparse.Namespace, default_interface: str = HIPBLASLT_2024) -> TclRequest:
     defaults = vars(build_parser().parse_args(["x", "y", "HIP"]))
     ignored = tuple(sorted(f"--{k.replace('_', '-')}" for k in IGNORED_FLAGS if vars(ns).get(k) != defaults.get(k)))
     return TclRequest(
         logic_path=ns.LogicPath, output_path=ns.OutputPath, architectures=parse_architectures(ns.architecture),
         code_object_version=5 if ns.code_object_version in ("V5", "5") else 4,
-        library_format=ns.library_format or get_interface(ns.interface or default_interface).default_library_format,
+        library_format=check_library_format(
+            ns.library_format or get_interface(ns.interface or default_interface).default_library_format),
         logic_filter=ns.logic_filter, jobs=None if ns.jobs is None or ns.jobs < 1 else ns.jobs,
         verbose=ns.verbose, keep_build_tmp=ns.keep_build_tmp, strict=ns.strict, assembler=ns.assembler,
         linker=ns.linker, library_version=ns.library_version, manifest_only=ns.generate_manifest_and_exit,

@@ -10,8 +10,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from tensile_lite.asm.gemm import decide
-from tensile_lite.errors import TensileLiteError
-from tensile_lite.logic import find_logic_files, read_logic_file, sniff_arch
+from tensile_lite.logic import Read, Unreadable, scan_logic
 from tensile_lite.model import kernel_key
 
 NAME = "coverage"
@@ -42,14 +41,14 @@ def collect(paths: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     unreadable: dict[str, list[str]] = defaultdict(list)
     left_out: dict[str, list[str]] = defaultdict(list)
     errors = []
-    for path in find_logic_files(paths):
-        try:
-            lf = read_logic_file(path)
-        except TensileLiteError as exc:
-            arch = sniff_arch(path) or "unknown architecture"
-            errors.append({"file": str(path), "arch": arch, "error": exc.one_line()})
-            unreadable[arch].append(str(path))
+    for item in scan_logic(paths):  # the reader loop the build and check-logic use
+        if isinstance(item, Unreadable):
+            errors.append({"file": str(item.path), "arch": item.arch_label, "error": item.error.one_line()})
+            unreadable[item.arch_label].append(str(item.path))
             continue
+        if not isinstance(item, Read):  # no architecture was asked for, so every file is read
+            continue
+        lf, path = item.logic, item.path
         if lf.library_writer_gap:
             left_out[lf.arch].append(f"{path}: {lf.library_writer_gap}")
         for sol in lf.solutions:

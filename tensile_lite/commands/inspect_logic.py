@@ -7,8 +7,7 @@ import json
 import sys
 from typing import TypedDict
 
-from tensile_lite.errors import TensileLiteError
-from tensile_lite.logic import find_logic_files, read_logic_file, sniff_arch
+from tensile_lite.logic import Read, Unreadable, scan_logic
 from tensile_lite.model import kernel_key
 
 NAME = "inspect-logic"
@@ -40,18 +39,19 @@ class _FileRow(TypedDict):
 
 
 def run(args: argparse.Namespace) -> int:
-    files = find_logic_files(args.paths)
+    found = 0
     rows: list[_FileRow] = []
     errors: list[dict[str, str]] = []
     all_kernels: set[str] = set()
     total_solutions = 0
-    for path in files:
-        try:
-            lf = read_logic_file(path)
-        except TensileLiteError as exc:
-            errors.append({"file": str(path), "arch": sniff_arch(path) or "unknown architecture",
-                           "error": exc.one_line()})
+    for item in scan_logic(args.paths):  # the reader loop the build and check-logic use
+        found += 1
+        if isinstance(item, Unreadable):
+            errors.append({"file": str(item.path), "arch": item.arch_label, "error": item.error.one_line()})
             continue
+        if not isinstance(item, Read):  # no architecture was asked for, so every file is read
+            continue
+        lf, path = item.logic, item.path
         keys = {kernel_key(s) for s in lf.solutions}
         all_kernels |= keys
         total_solutions += len(lf.solutions)
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         _print_table(rows, total)
         for err in errors:
             print(f"error: [{err['arch']}] {err['error']}", file=sys.stderr)
-    if not files:
+    if not found:
         print("error: no *.yaml logic files found under " + ", ".join(args.paths), file=sys.stderr)
         return 2
     return 2 if errors else 0
