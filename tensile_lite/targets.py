@@ -55,6 +55,9 @@ class Target:
     default_cu_count: int | None = None
     # the GEMM kernel writer builds kernels for it
     gemm_writer: bool = True
+    # the assembly layer and the emulator describe its instruction set; without that, a library for the
+    # target still builds (its solutions are reported and left out, its helper code object is the no-op)
+    instruction_tables: bool = True
 
     @property
     def cdna(self) -> bool:
@@ -113,6 +116,9 @@ TARGETS: Mapping[str, Target] = MappingProxyType({t.gfx: t for t in (
     _rdna("gfx1151", (11, 5, 1), "RDNA3.5", 0x4A, 18),
     _rdna("gfx1200", (12, 0, 0), "RDNA4", 0x48, 18, fp8="ocp"),
     _rdna("gfx1201", (12, 0, 1), "RDNA4", 0x4E, 18, fp8="ocp"),
+    # ROCm 7.x's newest target (rocm7_delta.md §1.5): LLVM 22 assembles it (EF_AMDGPU_MACH 0x49, read from
+    # clang-22's output); its tensor data mover and MX instructions are not described here yet
+    _rdna("gfx1250", (12, 5, 0), "GFX12.5", 0x49, 22, fp8="ocp", gemm_writer=False, instruction_tables=False),
 )})
 
 _TARGET_ID = re.compile(r"^(gfx[0-9a-f]{3,4})((?:[:\-](?:xnack|sramecc)[+-])*)$")

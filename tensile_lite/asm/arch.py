@@ -16,6 +16,7 @@ import attrs
 from tensile_lite.asm.errors import UnsupportedInstruction
 from tensile_lite.asm.matrix import MatrixInstruction, matrix_instructions_for
 from tensile_lite.asm.operands import EXEC, EXEC_LO, VCC, VCC_LO, Special
+from tensile_lite.errors import UnknownArchitecture
 from tensile_lite.targets import GFX11, GFX12, TARGETS, Target, get_target
 
 # Memory events an instruction can leave outstanding; `Arch.wait_events` says which counter
@@ -224,9 +225,13 @@ def _rdna(t: Target) -> Arch:
 
 
 ARCHS: Mapping[str, Arch] = MappingProxyType({
-    gfx: _cdna(t) if t.cdna else _rdna(t) for gfx, t in TARGETS.items()})
+    gfx: _cdna(t) if t.cdna else _rdna(t) for gfx, t in TARGETS.items() if t.instruction_tables})
 
 
 def get_arch(name: str) -> Arch:
     """The record of a target (`gfx942`; target-ID features such as `:xnack+` are ignored)."""
-    return ARCHS[get_target(name).gfx]
+    target = get_target(name)
+    arch = ARCHS.get(target.gfx)
+    if arch is None:
+        raise UnknownArchitecture(f"{target.gfx}: the assembler layer does not describe its instruction set yet")
+    return arch

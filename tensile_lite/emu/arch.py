@@ -77,7 +77,7 @@ def _info(t: Target) -> ArchInfo:
 
 # gfx908 (CDNA1: separate AGPR file, its own MFMA set) is not emulated.
 ARCHS: Mapping[str, ArchInfo] = MappingProxyType({
-    gfx: _info(t) for gfx, t in TARGETS.items() if t.family != "CDNA1"})
+    gfx: _info(t) for gfx, t in TARGETS.items() if t.family != "CDNA1" and t.instruction_tables})
 
 
 def gfx_from_target(target: str) -> str:

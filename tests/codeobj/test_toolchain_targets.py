@@ -14,11 +14,12 @@ from tensile_lite.targets import TARGETS, bare_gfx, get_target
 
 def test_table_covers_the_issue_targets_with_their_wave_sizes():
     want = {"gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1100", "gfx1101",
-            "gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201"}
+            "gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201", "gfx1250"}
     assert set(TARGETS) == want
     for gfx, info in TARGETS.items():
         assert info.wavefront_size == (64 if gfx.startswith("gfx9") else 32)
     assert TARGETS["gfx950"].llvm_min >= 20
+    assert TARGETS["gfx1250"].llvm_min >= 22
 
 
 def test_arch_features_are_stripped_and_unknown_arch_is_named():
