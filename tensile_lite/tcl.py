@@ -19,13 +19,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from tensile_lite.build import build_library
-from tensile_lite.errors import OutputError
+from tensile_lite.build import BuildSummary, build_library
+from tensile_lite.errors import OutputError, TensileLiteError
 from tensile_lite.guard import run_guarded
+from tensile_lite.interfaces import get_interface
 from tensile_lite.tcl_args import TclRequest, build_parser, to_request
 from tensile_lite.workdirs import locked_folder, move_file, move_tree, private_dir, sweep_stale
 
 FAILED_KERNELS = "failed-kernels"  # OutputPath/failed-kernels: a failing kernel's assembly, kept for the user
+MANIFEST = "TensileManifest.txt"
 
 
 def _log(req: TclRequest, level: int, msg: str) -> None:
@@ -71,6 +73,10 @@ def run(req: TclRequest) -> int:
     started = time.monotonic()
     for flag in req.ignored:
         _log(req, 2, f"note: {flag} is accepted for compatibility and has no effect")
+    interface = get_interface(req.interface)
+    if req.manifest_only and not interface.manifest:
+        raise TensileLiteError(f"--generate-manifest-and-exit: interface {interface.name} has no manifest "
+                               "(its CMake stamps the build itself)")
     out = Path(req.output_path)
     prepare_output(out)
     tmp_parent = Path(tempfile.gettempdir())
@@ -85,7 +91,7 @@ def run(req: TclRequest) -> int:
                 (out / "library").mkdir(parents=True, exist_ok=True)
                 _write_manifest(out / "library", summary.files)
             else:
-                _publish(staging, out / "library", summary.files)
+                _publish(staging, out / "library", summary, write_manifest=interface.manifest)
             kept = staging / "build_tmp"
             if kept.is_dir():  # --keep-build-tmp: the kernels' .s and .o, for debugging
                 shutil.rmtree(out / "build_tmp", ignore_errors=True)
@@ -95,19 +101,25 @@ def run(req: TclRequest) -> int:
     return 0
 
 
-def _publish(staging: Path, library: Path, files: Sequence[str]) -> None:
-    """Move the finished files into place, then write the manifest last (CMake's build stamp)."""
+def _publish(staging: Path, library: Path, summary: BuildSummary, write_manifest: bool) -> None:
+    """Move the finished files into place, the files a runtime opens first (masters, mappings) last, then
+    write the manifest (2024's CMake stamp) when the interface has one."""
     library.mkdir(parents=True, exist_ok=True)
-    manifest = library / "TensileManifest.txt"
-    manifest.unlink(missing_ok=True)  # an old stamp must not survive a half-replaced library
-    for name in files:
+    # an old stamp must not survive a half-replaced library, nor a build of an interface that has none
+    (library / MANIFEST).unlink(missing_ok=True)
+    for folder in summary.folders:  # one per requested architecture, even when it stays empty
+        (library / folder).mkdir(parents=True, exist_ok=True)
+    roots = set(summary.roots)
+    for name in [f for f in summary.files if f not in roots] + [f for f in summary.files if f in roots]:
+        (library / name).parent.mkdir(parents=True, exist_ok=True)
         move_file(staging / "library" / name, library / name)
-    _write_manifest(library, files)
+    if write_manifest:
+        _write_manifest(library, summary.files)
 
 
 def _write_manifest(library: Path, files: Sequence[str]) -> None:
-    manifest = library / "TensileManifest.txt"
-    tmp = library / f".TensileManifest.txt.tmp-{os.getpid()}"
+    manifest = library / MANIFEST
+    tmp = library / f".{MANIFEST}.tmp-{os.getpid()}"
     try:
         tmp.write_text("".join(f"{(library / name).resolve()}\n" for name in files))
         os.replace(tmp, manifest)
