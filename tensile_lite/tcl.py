@@ -2,8 +2,9 @@
 
 logic files -> model -> (supported solutions) -> library plan -> kernels -> code objects -> .dat files.
 Everything is written into a private staging folder inside OutputPath and moved into OutputPath/library
-only when the whole build succeeded; the manifest (CMake's stamp) is written last. A failed or interrupted
-run therefore never leaves a library that looks complete. OutputPath is locked for the build; staging and
+(per-architecture folders included) only when the whole build succeeded, the masters and mapping files
+last; the manifest (2024 CMake's stamp; 7.x has none, its CMake stamps exit 0 itself) after them. A
+failed or interrupted run therefore never leaves a library that looks complete. OutputPath is locked for the build; staging and
 temporaries are removed on every exit path (signals included, see guard.py), and those of a killed run
 are removed by the next one (workdirs.py).
 """

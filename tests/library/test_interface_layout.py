@@ -205,3 +205,15 @@ def test_inspect_dat_reads_mapping_files(logic7, tmp_path, capsys):
     with pytest.raises(DatError, match="not a solution index"):
         inspect_dat.run(argparse.Namespace(file=str(bad), json=False))
     assert read_mapping(decode(encode({"7": "a", 2: "b"}))) == {2: "b", 7: "a"}  # string keys: the reader's stoi
+
+
+@pytest.mark.parametrize("name", sorted(INTERFACES))
+def test_every_interface_record_is_one_the_writer_can_serve(name):
+    i = INTERFACES[name]
+    assert i.default_library_format in FORMATS
+    # a range table needs each library's indices in one range, unique over the files it covers
+    assert i.contiguous_indices or not i.mapping_file
+    if i.mapping_file:
+        assert i.mapping_file.format(gfx="gfx942").startswith("TensileLiteLibrary_lazy_")
+    # several architectures share one folder unless fallback names carry the architecture
+    assert i.fallback_per_arch or i.per_arch_dirs

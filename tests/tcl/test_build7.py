@@ -12,14 +12,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 import tensile_lite.sample
+from tensile_lite.build import check_request
 from tensile_lite.codeobj.elf import read_code_object
+from tensile_lite.errors import TensileLiteError
 from tensile_lite.interfaces import INTERFACES, ROCM_7_2, ROCM_DEVELOP
 from tensile_lite.library.formats import read_dat
 from tensile_lite.library.layout import library_of, read_mapping
 from tensile_lite.tcl import main
+from tensile_lite.tcl_args import build_parser, to_request
 from tests.shared import logic7_files, shared_dir
 from tests.tcl.runtime_probe import Probe, incomplete, run_probe, runtime_faults, strict_messages
 
@@ -183,3 +187,10 @@ def test_hipblaslt_runtime_loads_the_72_layout(tmp_path, toolchain, runtime_prob
         report = run.report()
         assert report is not None and runtime_faults(report) == {}
         assert strict_messages(run) == {}
+
+
+def test_msgpack_indexed_is_refused_until_written():
+    req = to_request(build_parser().parse_args(["--interface=rocm-develop", "L", "O", "HIP"]))
+    check_request(req, INTERFACES[ROCM_DEVELOP])  # the default is served
+    with pytest.raises(TensileLiteError, match="--library-format msgpack-indexed is not supported yet"):
+        check_request(attrs.evolve(req, library_format="msgpack-indexed"), INTERFACES[ROCM_DEVELOP])
