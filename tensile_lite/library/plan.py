@@ -251,8 +251,9 @@ def _plan(files: tuple[LogicFile, ...], arch_filter: tuple[str, ...] | None,
                                     fallback=lf.arch != arch, fallback_per_arch=interface.fallback_per_arch,
                                     names=names)
             groups.setdefault(name, []).append(lf)
-        ap = _arch_plan(arch, groups, check, namer, excluded, first_index(interface, numbered), interface)
-        numbered = first_index(interface, numbered) + ap.solution_count
+        start = first_index(interface, numbered)
+        ap = _arch_plan(arch, groups, check, namer, excluded, start, interface)
+        numbered = start + ap.solution_count
         arch_plans.append(ap)
     return LibraryPlan(archs=tuple(arch_plans), excluded=tuple(excluded), files=files, arch_filter=arch_filter,
                        interface=interface)

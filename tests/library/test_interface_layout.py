@@ -215,5 +215,5 @@ def test_every_interface_record_is_one_the_writer_can_serve(name):
     assert i.contiguous_indices or not i.mapping_file
     if i.mapping_file:
         assert i.mapping_file.format(gfx="gfx942").startswith("TensileLiteLibrary_lazy_")
-    # several architectures share one folder unless fallback names carry the architecture
-    assert i.fallback_per_arch or i.per_arch_dirs
+    # a mapping lists each architecture's libraries by their `_<gfx>` names: bare fallback names have none
+    assert i.fallback_per_arch or not i.mapping_file
