@@ -17,11 +17,13 @@ from tensile_lite.codeobj.pipeline import BuildOptions, KernelSource, build_code
 from tensile_lite.codeobj.pipeline import LibraryPlan as CodeObjectPlan
 from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
 from tensile_lite.codeobj.trivial import TrivialKernel
-from tensile_lite.errors import BuildError, LogicError
+from tensile_lite.errors import BuildError, LogicError, TensileLiteError
 from tensile_lite.host.conversion import conversion_kernels
-from tensile_lite.library.formats import file_name
-from tensile_lite.library.plan import ArchPlan, build_plan
-from tensile_lite.library.writer import write_arch
+from tensile_lite.interfaces import Interface, get_interface
+from tensile_lite.library.formats import FORMATS, file_name
+from tensile_lite.library.layout import arch_folder, helper_code_object, in_folder, mapping_names
+from tensile_lite.library.plan import ArchPlan, LibraryPlan, build_plan
+from tensile_lite.library.writer import write_arch, write_mappings
 from tensile_lite.logic import Read, Unreadable, scan_logic
 from tensile_lite.model import LogicFile, Solution
 from tensile_lite.tcl_args import TclRequest
@@ -33,11 +35,14 @@ HELPER_KERNEL = "tensile_lite_no_helper_kernels"
 
 @attrs.frozen(slots=True)
 class BuildSummary:
-    files: tuple[str, ...]  # names under library/, in manifest order
+    files: tuple[str, ...]  # paths relative to library/, in manifest order
     solutions: int
     supported: int
     kernels: int
     architectures: tuple[str, ...]
+    folders: tuple[str, ...] = ()  # folders below library/ that exist even when empty (one per architecture)
+    # the files a runtime opens first (masters, mappings): published last, so they never name a missing file
+    roots: tuple[str, ...] = ()
 
     def describe(self) -> str:
         return (f"built {len(self.architectures)} architecture(s) ({', '.join(self.architectures) or 'none'}): "
@@ -163,6 +168,8 @@ def build_library(req: TclRequest, staging: Path, log: Log,
     plumbing alone. The gate decides each solution once, here; the verdicts travel with the kernels.
     A kernel that fails to assemble has its text kept in `failed_dir` (default:
     `staging/failed-kernels`, which goes with the staging: the driver passes a folder that stays)."""
+    interface = get_interface(req.interface)
+    check_request(req, interface)
     logic = read_selected(req, log)
     # Each solution is decided once. By id: the library plan hands back the very objects it was given,
     # except a fallback file's, retargeted per architecture, which are decided when first seen; each
@@ -181,17 +188,21 @@ def build_library(req: TclRequest, staging: Path, log: Log,
     def supported(sol: Solution) -> bool | str:
         return ", ".join(verdict(sol).reasons) or True
 
-    plan = build_plan(logic, archs=req.architectures or None, supported=supported)
+    plan = build_plan(logic, archs=req.architectures or None, supported=supported, interface=interface)
     library = staging / "library"
     library.mkdir(parents=True, exist_ok=True)
+    folders = arch_folders(interface, req.architectures or tuple(ap.arch for ap in plan.archs))
+    for folder in folders:
+        (library / folder).mkdir(parents=True, exist_ok=True)
     files: list[str] = []
     if req.manifest_only:
         for ap in plan.archs:
-            files += [file_name(ap.master_name, req.library_format)]
-            files += [file_name(p.name, req.library_format) for p in ap.placeholders]
-            files += [f"Kernels.so-000-{ap.arch}.hsaco"] + [f"{p.name}.co" for p in ap.placeholders if p.solutions]
-        return BuildSummary(tuple(files), sum(len(lf.solutions) for lf in logic),
-                            sum(ap.solution_count for ap in plan.archs), 0, tuple(a.arch for a in plan.archs))
+            folder = arch_folder(interface, ap.arch)
+            files += [in_folder(folder, file_name(ap.master_name, req.library_format))]
+            files += [in_folder(folder, file_name(p.name, req.library_format)) for p in ap.placeholders]
+            files += [in_folder(folder, name) for name in _code_object_names(ap)]
+        files += mapping_names(interface, plan.archs, req.library_format)
+        return _summary(files, logic, plan, 0, folders, req.library_format)
 
     toolchains = {ap.arch: find_toolchain_for(ap.arch, req.assembler, req.linker) for ap in plan.archs}
     for arch, tc in toolchains.items():
@@ -211,14 +222,59 @@ def build_library(req: TclRequest, staging: Path, log: Log,
                                    progress="auto" if req.verbose >= 1 else "off", tool_timeout=req.tool_timeout,
                                    failed_dir=failed_dir)
             build_code_objects(toolchain, sources, co_plans, staging, options)
+            place_code_objects(library, interface, ap)
             kernels_total += len(ap.kernels)
         helper_options = BuildOptions(jobs=jobs, code_object_version=req.code_object_version,
                                       tmp_parent=tmp_parent, progress="off", tool_timeout=req.tool_timeout,
                                       failed_dir=failed_dir)
-        write_helper_code_object(toolchain, ap, library / f"Kernels.so-000-{ap.arch}.hsaco", helper_options)
+        folder = arch_folder(interface, ap.arch)
+        write_helper_code_object(toolchain, ap, library / in_folder(folder, helper_code_object(ap.arch)),
+                                 helper_options)
         written = write_arch(ap, library, req.library_format, honoured=runtime_overrides_read)
-        files += [p.name for p in written]
-        files += [f"Kernels.so-000-{ap.arch}.hsaco"] + [f"{p.name}.co" for p in ap.placeholders if p.solutions]
-    supported_count = sum(ap.solution_count for ap in plan.archs)
-    total = sum(len(lf.solutions) for lf in logic)
-    return BuildSummary(tuple(files), total, supported_count, kernels_total, tuple(a.arch for a in plan.archs))
+        files += [p.relative_to(library).as_posix() for p in written]
+        files += [in_folder(folder, name) for name in _code_object_names(ap)]
+    # after every architecture: a 7.0-7.2 mapping covers them all
+    files += [p.relative_to(library).as_posix() for p in write_mappings(plan, library, req.library_format)]
+    return _summary(files, logic, plan, kernels_total, folders, req.library_format)
+
+
+def _code_object_names(ap: ArchPlan) -> list[str]:
+    return [helper_code_object(ap.arch)] + [f"{p.name}.co" for p in ap.placeholders if p.solutions]
+
+
+def _summary(files: list[str], logic: list[LogicFile], plan: LibraryPlan, kernels: int,
+             folders: tuple[str, ...], fmt: str) -> BuildSummary:
+    roots = [in_folder(arch_folder(plan.interface, ap.arch), file_name(ap.master_name, fmt)) for ap in plan.archs]
+    roots += mapping_names(plan.interface, plan.archs, fmt)
+    return BuildSummary(tuple(files), sum(len(lf.solutions) for lf in logic),
+                        sum(ap.solution_count for ap in plan.archs), kernels, tuple(a.arch for a in plan.archs),
+                        folders, tuple(roots))
+
+
+def arch_folders(interface: Interface, archs: tuple[str, ...]) -> tuple[str, ...]:
+    """The per-architecture folders a build makes, one per requested architecture even when it gets no
+    library (develop's Run.py creates them before writing anything), or none for a flat layout."""
+    return tuple(sorted({f for f in (arch_folder(interface, a) for a in archs) if f}))
+
+
+def place_code_objects(library: Path, interface: Interface, ap: ArchPlan) -> None:
+    """Where a finished `.co` is published in the staging library: the linker writes it to `library/`, and
+    it moves into the architecture's folder when the interface has one. The one hook for code objects."""
+    folder = arch_folder(interface, ap.arch)
+    if not folder:
+        return
+    for ph in ap.placeholders:
+        if ph.solutions:
+            move_file(library / f"{ph.name}.co", library / folder / f"{ph.name}.co")
+
+
+def check_request(req: TclRequest, interface: Interface) -> None:
+    """Refuse at once, before any work, what the writer cannot produce for `interface` yet."""
+    if not req.lazy_loading:
+        raise TensileLiteError("--no-lazy-library-loading is not supported yet (it needs one master "
+                               f"TensileLibrary_<gfx> holding every solution); drop the flag: {interface.name}'s "
+                               "runtime loads the lazy libraries this build writes")
+    if req.library_format not in FORMATS:
+        raise TensileLiteError(f"--library-format {req.library_format} is not supported yet; use one of "
+                               f"{', '.join(FORMATS)} (default for {interface.name}: "
+                               f"{interface.default_library_format})")

@@ -30,7 +30,11 @@ class Interface:
     # solution indices renumbered contiguously per lazy library (the mapping file's range table needs it)
     contiguous_indices: bool
     fnuz_names: bool                 # data types 11-14 spelled as 7.x's fnuz types (Float8_fnuz, F8N)
-    fallback_per_arch: bool          # fallback lazy libraries renamed *_fallback_<gfx>
+    # fallback lazy libraries named *_fallback_<gfx> (else a bare *_fallback, usable by one architecture
+    # only). True for every generation we serve: the 2024 and 7.0-7.2 writers upstream shared one bare
+    # `_fallback` library between architectures, whose solution indices (and, in 7.2, mapping entries)
+    # then collide; those runtimes only follow the names a master gives, so they load the suffixed ones.
+    fallback_per_arch: bool
     manifest: bool                   # TensileManifest.txt, written last (2024's CMake stamp)
     compress_code_objects: bool      # .co as compressed offload bundles unless --no-compress
     default_library_format: str      # --library-format when the command line does not give one
@@ -43,11 +47,11 @@ ROCM_DEVELOP = "rocm-develop"
 _INTERFACES: tuple[Interface, ...] = (
     Interface(HIPBLASLT_2024, "the 2024 hipBLASLt (TensileCreateLibrary script, flat library/ with a manifest)",
               per_arch_dirs=False, mapping_file="", contiguous_indices=False, fnuz_names=False,
-              fallback_per_arch=False, manifest=True, compress_code_objects=False,
+              fallback_per_arch=True, manifest=True, compress_code_objects=False,
               default_library_format="msgpack"),
     Interface(ROCM_7_2, "ROCm 7.0-7.2 (flat library/, TensileLiteLibrary_lazy_Mapping.dat, compressed .co)",
               per_arch_dirs=False, mapping_file="TensileLiteLibrary_lazy_Mapping", contiguous_indices=True,
-              fnuz_names=True, fallback_per_arch=False, manifest=False, compress_code_objects=True,
+              fnuz_names=True, fallback_per_arch=True, manifest=False, compress_code_objects=True,
               default_library_format="msgpack"),
     Interface(ROCM_DEVELOP, "rocm-libraries develop (library/<gfx>/, per-architecture mapping, .dat.zlib)",
               per_arch_dirs=True, mapping_file="TensileLiteLibrary_lazy_{gfx}_Mapping", contiguous_indices=True,

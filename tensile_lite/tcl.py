@@ -2,8 +2,9 @@
 
 logic files -> model -> (supported solutions) -> library plan -> kernels -> code objects -> .dat files.
 Everything is written into a private staging folder inside OutputPath and moved into OutputPath/library
-only when the whole build succeeded; the manifest (CMake's stamp) is written last. A failed or interrupted
-run therefore never leaves a library that looks complete. OutputPath is locked for the build; staging and
+(per-architecture folders included) only when the whole build succeeded, the masters and mapping files
+last; the manifest (2024 CMake's stamp; 7.x has none, its CMake stamps exit 0 itself) after them. A
+failed or interrupted run therefore never leaves a library that looks complete. OutputPath is locked for the build; staging and
 temporaries are removed on every exit path (signals included, see guard.py), and those of a killed run
 are removed by the next one (workdirs.py).
 """
@@ -19,14 +20,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from tensile_lite.build import build_library
-from tensile_lite.errors import OutputError
+from tensile_lite.build import BuildSummary, build_library
+from tensile_lite.errors import OutputError, TensileLiteError
 from tensile_lite.guard import run_guarded
-from tensile_lite.interfaces import HIPBLASLT_2024
+from tensile_lite.interfaces import HIPBLASLT_2024, get_interface
 from tensile_lite.tcl_args import TclRequest, build_parser, to_request
 from tensile_lite.workdirs import locked_folder, move_file, move_tree, private_dir, sweep_stale
 
 FAILED_KERNELS = "failed-kernels"  # OutputPath/failed-kernels: a failing kernel's assembly, kept for the user
+MANIFEST = "TensileManifest.txt"
 
 
 def _log(req: TclRequest, level: int, msg: str) -> None:
@@ -72,6 +74,10 @@ def run(req: TclRequest) -> int:
     started = time.monotonic()
     for flag in req.ignored:
         _log(req, 2, f"note: {flag} is accepted for compatibility and has no effect")
+    interface = get_interface(req.interface)
+    if req.manifest_only and not interface.manifest:
+        raise TensileLiteError(f"--generate-manifest-and-exit: interface {interface.name} has no manifest "
+                               "(its CMake stamps the build itself)")
     out = Path(req.output_path)
     prepare_output(out)
     tmp_parent = Path(tempfile.gettempdir())
@@ -86,7 +92,7 @@ def run(req: TclRequest) -> int:
                 (out / "library").mkdir(parents=True, exist_ok=True)
                 _write_manifest(out / "library", summary.files)
             else:
-                _publish(staging, out / "library", summary.files)
+                _publish(staging, out / "library", summary, write_manifest=interface.manifest)
             kept = staging / "build_tmp"
             if kept.is_dir():  # --keep-build-tmp: the kernels' .s and .o, for debugging
                 shutil.rmtree(out / "build_tmp", ignore_errors=True)
@@ -96,19 +102,25 @@ def run(req: TclRequest) -> int:
     return 0
 
 
-def _publish(staging: Path, library: Path, files: Sequence[str]) -> None:
-    """Move the finished files into place, then write the manifest last (CMake's build stamp)."""
+def _publish(staging: Path, library: Path, summary: BuildSummary, write_manifest: bool) -> None:
+    """Move the finished files into place, the files a runtime opens first (masters, mappings) last, then
+    write the manifest (2024's CMake stamp) when the interface has one."""
     library.mkdir(parents=True, exist_ok=True)
-    manifest = library / "TensileManifest.txt"
-    manifest.unlink(missing_ok=True)  # an old stamp must not survive a half-replaced library
-    for name in files:
+    # an old stamp must not survive a half-replaced library, nor a build of an interface that has none
+    (library / MANIFEST).unlink(missing_ok=True)
+    for folder in summary.folders:  # one per requested architecture, even when it stays empty
+        (library / folder).mkdir(parents=True, exist_ok=True)
+    roots = set(summary.roots)
+    for name in [f for f in summary.files if f not in roots] + [f for f in summary.files if f in roots]:
+        (library / name).parent.mkdir(parents=True, exist_ok=True)
         move_file(staging / "library" / name, library / name)
-    _write_manifest(library, files)
+    if write_manifest:
+        _write_manifest(library, summary.files)
 
 
 def _write_manifest(library: Path, files: Sequence[str]) -> None:
-    manifest = library / "TensileManifest.txt"
-    tmp = library / f".TensileManifest.txt.tmp-{os.getpid()}"
+    manifest = library / MANIFEST
+    tmp = library / f".{MANIFEST}.tmp-{os.getpid()}"
     try:
         tmp.write_text("".join(f"{(library / name).resolve()}\n" for name in files))
         os.replace(tmp, manifest)

@@ -12,16 +12,18 @@ from typing import Any
 
 from tensile_lite.errors import Where
 from tensile_lite.library.formats import DatError, decode, detect_format
+from tensile_lite.library.layout import is_mapping_document, read_mapping
 from tensile_lite.library.predicates import types_used
 from tensile_lite.verify.integrity import DAMAGE, check_document
 
 NAME = "inspect-dat"
-HELP = "decode a library .dat (msgpack, zstd, zlib or yaml) and summarise it"
+HELP = "decode a library .dat or mapping file (msgpack, zstd, zlib or yaml) and summarise it"
 DESCRIPTION = (
     "Read a TensileLibrary .dat file in any library format (plain msgpack, a zstd frame, a .dat.zlib stream "
     "or YAML) and print a summary: whether it is a master or a placeholder library, its solutions, the "
-    "placeholder libraries it refers to, the library node types and the predicate types it uses. With "
-    "--json, print the whole decoded tree as JSON instead."
+    "placeholder libraries it refers to, the library node types and the predicate types it uses. A 7.x "
+    "mapping file (TensileLiteLibrary_lazy[_<gfx>]_Mapping.dat[.zlib]) is listed as the solution-index "
+    "ranges of each lazy library. With --json, print the whole decoded tree as JSON instead."
 )
 
 
@@ -83,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
         raise DatError(f"cannot be decoded ({type(exc).__name__}: {exc})", Where(file=str(path))) from None
     except DatError as exc:  # the decoder knows only the file's name: name the path
         raise DatError(exc.message, Where(file=str(path))) from None
+    if is_mapping_document(doc):
+        return _print_mapping(path, data, doc, args.json)
     check_document(doc, path)  # damage is named here, before any reader can trip over it
     if args.json:
         json.dump(doc, sys.stdout, indent=1, default=lambda o: o.hex() if isinstance(o, bytes) else str(o))
@@ -108,4 +112,22 @@ def run(args: argparse.Namespace) -> int:
     if summary["table_rows"]:
         print(f"  table rows: {summary['table_rows']}")
     print("  predicate types: " + ", ".join(f"{k} {v}" for k, v in summary["predicate_types"].items()))
+    return 0
+
+
+def _print_mapping(path: Path, data: bytes, doc: Any, as_json: bool) -> int:
+    try:
+        mapping = read_mapping(doc)
+    except DatError as exc:
+        raise exc.at(file=str(path)) from None
+    if as_json:
+        json.dump({str(k): v for k, v in mapping.items()}, sys.stdout, indent=1)
+        print()
+        return 0
+    print(f"{path}: {detect_format(path, data)}, {len(data):,} bytes, mapping of {len(mapping)} lazy libraries")
+    firsts = list(mapping)
+    for i, (first, name) in enumerate(mapping.items()):
+        # each library's range ends where the next begins (the runtime's lookup); the last is open
+        span = f"{first}..{firsts[i + 1] - 1}" if i + 1 < len(firsts) else f"{first}.."
+        print(f"  {span:>13}  {name}")
     return 0

@@ -2,14 +2,20 @@
 
 Use:
 
-    plan = build_plan(logic_files, archs=["gfx942"], supported=kernel_writer_supports)
+    plan = build_plan(logic_files, archs=["gfx942"], supported=kernel_writer_supports,
+                      interface=get_interface("rocm-7.2"))     # default: the 2024 interface
     for ap in plan.archs:                      # one ArchPlan per architecture, sorted
         for ph in ap.placeholders:             # one library (.dat + .co) each, sorted by name
             ph.name, ph.kernel_names           # the .co must hold exactly these symbols
         ap.kernels[name].key / .solution       # build each kernel once, from any of its solutions
     plan = plan.restricted(lambda s: ...)      # drop more solutions (e.g. kernels that failed)
-    paths = write_library(plan, out / "library", "msgpack")
-    write_manifest(out / "library", paths + code_object_paths)
+    paths = write_library(plan, out / "library", "msgpack")   # + the interface's mapping files
+    write_manifest(out / "library", paths + code_object_paths) # 2024 only (Interface.manifest)
+
+What differs between the hipBLASLt generations served is read from their `Interface` record
+(interfaces.py), never tested by name: where each architecture's solution numbers start
+(plan.first_index), how data types are spelled (spelling.py), fallback library names (naming.py), where
+files go and which mapping files exist (layout.py).
 
 Everything up to `write_library` is pure and deterministic: the same logic files in any order give the
 same plan and byte-identical files. `read_dat` reads every format back.
@@ -22,7 +28,10 @@ libraryLogicIndex, ideals and linearModel, and every selection row (predicate, M
 distance, table keys, speeds and the solution each key selects, FreeSize lists). Differences we keep:
 
 - Solution indices: ours are assigned in (placeholder name, file path, position) order from 0 per
-  architecture; upstream's follow the order in which its parallel parser finished.
+  architecture; upstream's follow the order in which its parallel parser finished. For 7.x the same
+  order continues over the architectures (sorted), as 7.x renumbers them; a fallback file's solutions
+  are numbered inside each architecture's range (7.x numbers them once, ahead of every architecture,
+  and shares them, which its per-architecture mapping cannot express).
 - Kernel names: ours are `<problem>_MT.._MI.._K<48 bits of the content key>` (custom kernels keep their
   own name); upstream's are minimal names over the whole build, which change when the set of logic files
   changes. The runtime only looks assembly kernel names up, never computes them.
@@ -35,12 +44,13 @@ distance, table keys, speeds and the solution each key selects, FreeSize lists).
   smaller); the reader looks every field up by key. Operations in a ProblemMap are sorted by name.
 - Custom kernels (`CustomKernelName`): upstream overlays the kernel's own config from its `.s` file, which
   can change `internalArgsSupport` (8 dev-set solutions); we use the logic file's values.
-- Files of the `fallback` architecture name their libraries `..._fallback_<gfx>` (upstream: `_fallback`)
-  so the runtime's `TensileLibrary_*_<gfx>` preload still finds them.
+- Files of the `fallback` architecture name their libraries `..._fallback_<gfx>` (upstream before
+  2026-04: `_fallback`) so the runtime's `TensileLibrary_*_<gfx>` preload still finds them.
 """
 
 from tensile_lite.library.documents import master_document, placeholder_document
 from tensile_lite.library.formats import DEFAULT_FORMAT, FORMATS, decode, encode, file_name, read_dat
+from tensile_lite.library.layout import arch_folder, library_of, mapping_files, read_mapping
 from tensile_lite.library.naming import kernel_name_for, placeholder_name
 from tensile_lite.library.plan import (
     ArchPlan,
@@ -50,12 +60,22 @@ from tensile_lite.library.plan import (
     PlaceholderPlan,
     PlannedSolution,
     build_plan,
+    first_index,
 )
-from tensile_lite.library.writer import MANIFEST, code_object_names, write_arch, write_library, write_manifest
+from tensile_lite.library.spelling import SPELLING_2024, TypeSpelling, spelling_of
+from tensile_lite.library.writer import (
+    MANIFEST,
+    code_object_names,
+    write_arch,
+    write_library,
+    write_manifest,
+    write_mappings,
+)
 
 __all__ = [
-    "DEFAULT_FORMAT", "FORMATS", "MANIFEST", "ArchPlan", "Excluded", "KernelEntry", "LibraryPlan",
-    "PlaceholderPlan", "PlannedSolution", "build_plan", "code_object_names", "decode", "encode", "file_name",
-    "kernel_name_for", "master_document", "placeholder_document", "placeholder_name", "read_dat",
-    "write_arch", "write_library", "write_manifest",
+    "DEFAULT_FORMAT", "FORMATS", "MANIFEST", "SPELLING_2024", "ArchPlan", "Excluded", "KernelEntry", "LibraryPlan",
+    "PlaceholderPlan", "PlannedSolution", "TypeSpelling", "arch_folder", "build_plan", "code_object_names",
+    "decode", "encode", "file_name", "first_index", "kernel_name_for", "library_of", "mapping_files",
+    "master_document", "placeholder_document", "placeholder_name", "read_dat", "read_mapping", "spelling_of",
+    "write_arch", "write_library", "write_manifest", "write_mappings",
 ]

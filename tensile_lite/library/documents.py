@@ -18,7 +18,7 @@ from tensile_lite.library.solution_entry import Honoured, solution_entry, type_p
 def placeholder_document(ph: PlaceholderPlan, honoured: Honoured | None = None) -> dict[str, Any]:
     solutions = [
         solution_entry(s.solution, index=s.index, kernel_name=s.kernel_name, name=s.name, arch=ph.arch,
-                       cu_count=ph.cu_count, honoured=honoured)
+                       cu_count=ph.cu_count, honoured=honoured, names=ph.spelling)
         for s in ph.solutions
     ]
 
@@ -45,7 +45,7 @@ def master_document(ap: ArchPlan) -> dict[str, Any]:
         by_perf = tree.setdefault(hw_key, {}).setdefault(ph.operation, {})
         rows = by_perf.setdefault(sort_key(perf), (perf, {}))[1]
         for view in ph.views:
-            predicate = conjunction(type_predicates(view))
+            predicate = conjunction(type_predicates(view, ap.spelling))
             rows.setdefault(sort_key(predicate), (predicate, ph.name))
     hw_rows = []
     for hw_key in sorted(tree):

@@ -15,6 +15,7 @@ import re
 import attrs
 
 from tensile_lite.library.problem_view import ProblemView
+from tensile_lite.library.spelling import SPELLING_2024, TypeSpelling
 from tensile_lite.model.datatypes import DataType
 from tensile_lite.model.kernel_key import kernel_key
 from tensile_lite.model.problem import ProblemType
@@ -29,8 +30,9 @@ KEY_CHARS = 12
 _SYMBOL_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def _selection_part(v: ProblemView) -> str:
-    name = f"_{v.a_type.letter}{v.b_type.letter}_{v.c_type.letter}{v.compute_input_type.letter}"
+def _selection_part(v: ProblemView, names: TypeSpelling) -> str:
+    t = names.token
+    name = f"_{t(v.a_type)}{t(v.b_type)}_{t(v.c_type)}{t(v.compute_input_type)}"
     if v.activation != "none":
         name += {"all": "_A", "hipblaslt_all": "_HA"}.get(v.activation, "_" + v.activation.upper())
     if v.use_bias:
@@ -49,21 +51,24 @@ def _selection_part(v: ProblemView) -> str:
     if v.sparse:
         name += "_SPB" if v.sparse == 2 else "_SPA"
     if v.f32_xdl_math_op is not DataType.S and v.compute_input_type is DataType.S:
-        name += "_M" + v.f32_xdl_math_op.letter
+        name += "_M" + t(v.f32_xdl_math_op)
     if v.support_user_args:
         name += "_UA"
     return name
 
 
 def placeholder_name(v: ProblemView, arch: str, cu_count: int | None, perf_metric: str = DEFAULT_PERF_METRIC,
-                     fallback: bool = False) -> str:
+                     fallback: bool = False, *, fallback_per_arch: bool = True,
+                     names: TypeSpelling = SPELLING_2024) -> str:
     """`TensileLibrary_<types>_<features>_Type_<ac>[_HPA][_<metric>]_<operation>[_CU<n>]_<gfx>`.
 
-    Files of the `fallback` architecture get `_fallback_<gfx>` so their libraries still end in the
-    architecture the runtime preloads (upstream's older versions wrote a bare `_fallback`).
+    Files of the `fallback` architecture end in `_fallback_<gfx>` with `fallback_per_arch` (so their
+    libraries still end in the architecture the runtime preloads and a per-architecture mapping lists
+    them, as upstream's `renameFallbacksPerArch` does since 2026-04), else in a bare `_fallback` as
+    upstream's older versions wrote. `names` spells the type tokens (spelling.py).
     """
-    name = PREFIX + _selection_part(v)
-    name += f"_Type_{v.a_type.letter}{v.c_type.letter}"
+    name = PREFIX + _selection_part(v, names)
+    name += f"_Type_{names.token(v.a_type)}{names.token(v.c_type)}"
     if v.high_precision_accumulate:
         name += "_HPA"
     if perf_metric != DEFAULT_PERF_METRIC:
@@ -73,6 +78,8 @@ def placeholder_name(v: ProblemView, arch: str, cu_count: int | None, perf_metri
         name += f"_CU{cu_count}"
     if fallback:
         name += "_fallback"
+        if not fallback_per_arch:
+            return name
     return f"{name}_{arch}"
 
 

@@ -6,6 +6,12 @@ one problem type, operation, CU count and architecture share one), solutions are
 (placeholder name, file path, position in file), and each solution gets the kernel of its content key.
 A `supported` filter decides which solutions are kept; excluded ones vanish from the libraries and from
 the kernel lists alike, and are listed with their reason.
+
+The interface served (interfaces.py) fixes the names (type spelling, fallback suffix) and where each
+architecture's numbers start (`first_index`): so each placeholder's indices are always one contiguous
+range, and with `contiguous_indices` the ranges of all architectures follow each other (7.x's order:
+architectures sorted, placeholders by name, then source file and position; Run.py
+`generateLogicDataAndSolutions` @00ee1f9d), which the mapping file's range table needs.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import Any
 import attrs
 
 from tensile_lite.errors import BuildError, LogicError, Where
+from tensile_lite.interfaces import HIPBLASLT_2024, INTERFACES, Interface
 from tensile_lite.library.naming import (
     DEFAULT_PERF_METRIC,
     is_symbol,
@@ -26,6 +33,7 @@ from tensile_lite.library.naming import (
 from tensile_lite.library.predicates import Node, hardware, sort_key
 from tensile_lite.library.problem_view import ProblemView, file_view
 from tensile_lite.library.selection import selection_signature
+from tensile_lite.library.spelling import SPELLING_2024, TypeSpelling, spelling_of
 from tensile_lite.model.kernel_key import kernel_key
 from tensile_lite.model.logicfile import LogicFile
 from tensile_lite.model.solution import Solution
@@ -41,7 +49,7 @@ class PlannedSolution:
     solution: Solution = attrs.field(repr=False)
     source: str  # logic file path
     position: int  # position in that file (what its tables refer to)
-    index: int  # unique per architecture across all of its libraries
+    index: int  # unique per architecture (7.x: per build) across all of its libraries
     kernel_key: str
     kernel_name: str
 
@@ -73,6 +81,7 @@ class PlaceholderPlan:
     files: tuple[LogicFile, ...] = attrs.field(repr=False)  # sorted by path
     solutions: tuple[PlannedSolution, ...] = attrs.field(repr=False)  # sorted by index
     by_position: Mapping[tuple[str, int], PlannedSolution] = attrs.field(repr=False, eq=False)
+    spelling: TypeSpelling = SPELLING_2024  # how its `.dat` spells data types (the interface's)
 
     @property
     def hardware_predicate(self) -> Node:
@@ -102,6 +111,11 @@ class ArchPlan:
     arch: str
     placeholders: tuple[PlaceholderPlan, ...]  # sorted by name
     kernels: Mapping[str, KernelEntry] = attrs.field(repr=False, eq=False)  # by kernel name, sorted
+    interface: Interface = attrs.field(default=INTERFACES[HIPBLASLT_2024], repr=False)
+
+    @property
+    def spelling(self) -> TypeSpelling:
+        return spelling_of(self.interface)
 
     @property
     def master_name(self) -> str:
@@ -124,6 +138,7 @@ class LibraryPlan:
     excluded: tuple[Excluded, ...]
     files: tuple[LogicFile, ...] = attrs.field(repr=False)
     arch_filter: tuple[str, ...] | None = None
+    interface: Interface = attrs.field(default=INTERFACES[HIPBLASLT_2024], repr=False)
 
     def arch(self, gfx: str) -> ArchPlan:
         for a in self.archs:
@@ -138,7 +153,7 @@ class LibraryPlan:
         def combined(sol: Solution, src: str, pos: int) -> bool | str:
             return previous.get((sol.arch, src, pos)) or supported(sol)
 
-        return _plan(self.files, self.arch_filter, combined, kernel_name or kernel_name_for)
+        return _plan(self.files, self.arch_filter, combined, kernel_name or kernel_name_for, self.interface)
 
 
 def _select_archs(files: Iterable[LogicFile], archs: Iterable[str] | None) -> list[LogicFile]:
@@ -193,39 +208,60 @@ def _check_mergeable(name: str, files: tuple[LogicFile, ...]) -> None:
 
 
 def build_plan(files: Iterable[LogicFile], *, archs: Iterable[str] | None = None,
-               supported: Supported | None = None, kernel_name: KernelNamer | None = None) -> LibraryPlan:
+               supported: Supported | None = None, kernel_name: KernelNamer | None = None,
+               interface: Interface = INTERFACES[HIPBLASLT_2024]) -> LibraryPlan:
     """Plan the libraries of every architecture present in `files` (optionally only `archs`).
 
     `supported(solution)` returns True to keep a solution, False or a reason to leave it out.
     `kernel_name(solution, key)` names kernels (default `kernel_name_for`); it must depend only on the key.
+    `interface` is the hipBLASLt generation the libraries are for (names and numbering).
     """
     check = (lambda sol, _src, _pos: supported(sol)) if supported else (lambda sol, _src, _pos: True)
     arch_filter = None if archs is None else tuple(sorted(archs))
-    return _plan(tuple(files), arch_filter, check, kernel_name or kernel_name_for)
+    return _plan(tuple(files), arch_filter, check, kernel_name or kernel_name_for, interface)
+
+
+def first_index(interface: Interface, numbered_before: int) -> int:
+    """The first solution index of an architecture after `numbered_before` solutions of earlier ones:
+    from 0 for each (2024: indices need only be unique in their master) or continuing (7.x: one mapping
+    file may cover every architecture, so every index of the build names one placeholder)."""
+    return numbered_before if interface.contiguous_indices else 0
 
 
 def _plan(files: tuple[LogicFile, ...], arch_filter: tuple[str, ...] | None,
-          check: Callable[[Solution, str, int], Any], namer: KernelNamer) -> LibraryPlan:
+          check: Callable[[Solution, str, int], Any], namer: KernelNamer, interface: Interface) -> LibraryPlan:
     chosen = _dedupe_sorted(_select_archs(files, arch_filter))
     targets = sorted({lf.arch for lf in chosen if lf.arch != "fallback"})
     fallbacks = [lf for lf in chosen if lf.arch == "fallback"]
+    if fallbacks and len(targets) > 1 and not interface.fallback_per_arch:
+        # a bare `_fallback` library would be one file holding a different index range per architecture
+        raise BuildError(f"interface {interface.name} names fallback libraries without the architecture, so "
+                         f"they cannot serve {len(targets)} architectures in one build; give one architecture",
+                         Where(file=fallbacks[0].path))
+    names = spelling_of(interface)
     arch_plans = []
     excluded: list[Excluded] = []
+    numbered = 0
     for arch in targets:
         members = [lf for lf in chosen if lf.arch == arch] + [_retarget(lf, arch) for lf in fallbacks]
         groups: dict[str, list[LogicFile]] = {}
         for lf in members:
             view = file_view(lf.problem_type)
             name = placeholder_name(view, arch, lf.cu_count, lf.perf_metric or DEFAULT_PERF_METRIC,
-                                    fallback=lf.arch != arch)
+                                    fallback=lf.arch != arch, fallback_per_arch=interface.fallback_per_arch,
+                                    names=names)
             groups.setdefault(name, []).append(lf)
-        arch_plans.append(_arch_plan(arch, groups, check, namer, excluded))
-    return LibraryPlan(archs=tuple(arch_plans), excluded=tuple(excluded), files=files, arch_filter=arch_filter)
+        start = first_index(interface, numbered)
+        ap = _arch_plan(arch, groups, check, namer, excluded, start, interface)
+        numbered = start + ap.solution_count
+        arch_plans.append(ap)
+    return LibraryPlan(archs=tuple(arch_plans), excluded=tuple(excluded), files=files, arch_filter=arch_filter,
+                       interface=interface)
 
 
 def _arch_plan(arch: str, groups: dict[str, list[LogicFile]], check: Callable[[Solution, str, int], Any],
-               namer: KernelNamer, excluded: list[Excluded]) -> ArchPlan:
-    next_index = 0
+               namer: KernelNamer, excluded: list[Excluded], start: int, interface: Interface) -> ArchPlan:
+    next_index = start
     placeholders = []
     key_of_name: dict[str, str] = {}
     name_of_key: dict[str, str] = {}
@@ -260,10 +296,11 @@ def _arch_plan(arch: str, groups: dict[str, list[LogicFile]], check: Callable[[S
         placeholders.append(PlaceholderPlan(
             name=name, arch=arch, cu_count=first.cu_count, operation=first.problem_type.operation_identifier,
             perf_metric=first.perf_metric or DEFAULT_PERF_METRIC, views=views, files=group,
-            solutions=tuple(planned), by_position={(s.source, s.position): s for s in planned}))
+            solutions=tuple(planned), by_position={(s.source, s.position): s for s in planned},
+            spelling=spelling_of(interface)))
     kernels = {}
     for kname in sorted(users):
         uses = users[kname]
         kernels[kname] = KernelEntry(name=kname, key=key_of_name[kname], solution=min(uses, key=lambda u: u[0])[1],
                                      placeholders=tuple(sorted({u[2] for u in uses})))
-    return ArchPlan(arch=arch, placeholders=tuple(placeholders), kernels=kernels)
+    return ArchPlan(arch=arch, placeholders=tuple(placeholders), kernels=kernels, interface=interface)

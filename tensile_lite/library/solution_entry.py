@@ -13,6 +13,7 @@ from typing import Any
 from tensile_lite.library import activation, derived
 from tensile_lite.library.predicates import Node, conjunction, hardware, pred
 from tensile_lite.library.problem_view import ProblemView
+from tensile_lite.library.spelling import SPELLING_2024, TypeSpelling
 from tensile_lite.model.params import plain
 from tensile_lite.model.solution import Solution
 
@@ -32,37 +33,39 @@ _AI_ASSERTS: tuple[tuple[str, str], ...] = (
 Honoured = Callable[[Solution], Mapping[str, bool]]
 
 
-def problem_type_entry(v: ProblemView) -> dict[str, Any]:
+def problem_type_entry(v: ProblemView, names: TypeSpelling = SPELLING_2024) -> dict[str, Any]:
+    n = names.name
     return {
         "operationIdentifier": v.operation_identifier,
         "transA": v.trans_a, "transB": v.trans_b,
-        "computeInputType": v.compute_input_type.cpp_name,
-        "aType": v.a_type.cpp_name, "bType": v.b_type.cpp_name,
-        "cType": v.c_type.cpp_name, "dType": v.c_type.cpp_name, "eType": v.e_type.cpp_name,
-        "computeType": v.compute_type.cpp_name,
+        "computeInputType": n(v.compute_input_type),
+        "aType": n(v.a_type), "bType": n(v.b_type),
+        "cType": n(v.c_type), "dType": n(v.c_type), "eType": n(v.e_type),
+        "computeType": n(v.compute_type),
         "useBeta": v.use_beta, "useBias": v.use_bias, "biasSrcWhiteList": [v.bias_source],
         "useE": v.use_e, "useScaleAB": v.use_scale_ab, "useScaleCD": v.use_scale_cd,
         "useScaleAlphaVec": v.use_scale_alpha_vec,
-        "biasDataTypeWhiteList": [t.cpp_name for t in v.bias_data_types],
+        "biasDataTypeWhiteList": [n(t) for t in v.bias_data_types],
         "highPrecisionAccumulate": v.high_precision_accumulate,
         "useInitialStridesAB": v.use_initial_strides_ab, "useInitialStridesCD": v.use_initial_strides_cd,
         "stridedBatched": v.strided_batched, "groupedGemm": v.grouped_gemm, "useGradient": v.gradient,
         "activationType": activation.enum_name(v.activation),
         "activationArgLength": activation.argument_count(v.activation),
-        "activationComputeDataType": v.activation_compute_type.cpp_name,
+        "activationComputeDataType": n(v.activation_compute_type),
         "activationNoGuard": v.activation_no_guard, "sparse": v.sparse,
-        "f32XdlMathOp": v.f32_xdl_math_op.cpp_name, "supportDeviceUserArguments": v.support_user_args,
+        "f32XdlMathOp": n(v.f32_xdl_math_op), "supportDeviceUserArguments": v.support_user_args,
         "outputAmaxD": v.output_amax_d,
     }
 
 
-def type_predicates(v: ProblemView) -> list[Node]:
+def type_predicates(v: ProblemView, names: TypeSpelling = SPELLING_2024) -> list[Node]:
     """What selects a problem type: the master library's row predicate (and part of every solution's)."""
+    n = names.name
     return [
-        pred("TypesEqual", [t.cpp_name for t in (v.a_type, v.b_type, v.c_type, v.c_type, v.compute_input_type)]),
+        pred("TypesEqual", [n(t) for t in (v.a_type, v.b_type, v.c_type, v.c_type, v.compute_input_type)]),
         pred("HighPrecisionAccumulate", v.high_precision_accumulate),
         pred("Activation", activation.enum_name(v.activation)),
-        pred("ActivationComputeType", v.activation_compute_type.cpp_name),
+        pred("ActivationComputeType", n(v.activation_compute_type)),
         pred("ActivationNoGuard", v.activation_no_guard),
         pred("UseGradient", v.gradient),
         pred("UseBias", v.use_bias),
@@ -73,17 +76,17 @@ def type_predicates(v: ProblemView) -> list[Node]:
         pred("UseScaleCD", v.use_scale_cd),
         pred("UseScaleAlphaVec", v.use_scale_alpha_vec),
         pred("Sparse", v.sparse),
-        pred("F32XdlMathOp", v.f32_xdl_math_op.cpp_name),
+        pred("F32XdlMathOp", n(v.f32_xdl_math_op)),
         pred("SupportDeviceUserArguments", v.support_user_args),
     ]
 
 
-def operation_predicates(v: ProblemView) -> list[Node]:
+def operation_predicates(v: ProblemView, names: TypeSpelling = SPELLING_2024) -> list[Node]:
     out = [pred("OperationIdentifierEqual", v.operation_identifier)]
     if not v.use_beta:
         out.append(pred("BetaZero"))
     out += [
-        pred("BiasDataTypeWhiteList", [t.cpp_name for t in v.bias_data_types]),
+        pred("BiasDataTypeWhiteList", [names.name(t) for t in v.bias_data_types]),
         pred("BiasSrcWhiteList", [v.bias_source]),
         pred("AmaxDCheck", v.output_amax_d),
     ]
@@ -150,9 +153,9 @@ def _kernel_predicates(sol: Solution, v: ProblemView) -> list[Node]:
     return out
 
 
-def problem_predicate(sol: Solution) -> Node:
+def problem_predicate(sol: Solution, names: TypeSpelling = SPELLING_2024) -> Node:
     v = derived.view(sol)
-    return conjunction(_assertion_predicates(sol) + operation_predicates(v) + type_predicates(v)
+    return conjunction(_assertion_predicates(sol) + operation_predicates(v, names) + type_predicates(v, names)
                        + _kernel_predicates(sol, v))
 
 
@@ -196,11 +199,13 @@ def size_mapping(sol: Solution) -> dict[str, Any]:
 
 
 def solution_entry(sol: Solution, *, index: int, kernel_name: str, name: str, arch: str,
-                   cu_count: int | None, honoured: Honoured | None = None) -> dict[str, Any]:
+                   cu_count: int | None, honoured: Honoured | None = None,
+                   names: TypeSpelling = SPELLING_2024) -> dict[str, Any]:
     """The complete `.dat` entry; `index` is the build-wide solution index of this architecture.
 
     `honoured(sol)` says which runtime overrides (gsu, wgm, staggerU) the built kernel really reads; a
-    flag the kernel ignores is declared unsupported, so the runtime never relies on it.
+    flag the kernel ignores is declared unsupported, so the runtime never relies on it. `names` spells the
+    data types as the runtime served reads them (spelling.py).
     """
     params = sol.params
     support = derived.internal_support(sol)
@@ -209,13 +214,13 @@ def solution_entry(sol: Solution, *, index: int, kernel_name: str, name: str, ar
         support = {k: (v and reads.get(k, True)) if isinstance(v, bool) else v for k, v in support.items()}
     # Same-for-every-solution fields first, changing ones last (see size_mapping); the reader goes by key.
     return {
-        "problemType": problem_type_entry(derived.view(sol)),
+        "problemType": problem_type_entry(derived.view(sol), names),
         "hardwarePredicate": hardware(arch, cu_count),
         "internalArgsSupport": support,
         "debugKernel": bool(params.get("DebugKernel", False)),
         "ideals": _plain_map(params.get("Ideals")),
         "linearModel": _plain_map(params.get("LinearModel")),
-        "problemPredicate": problem_predicate(sol),
+        "problemPredicate": problem_predicate(sol, names),
         "sizeMapping": size_mapping(sol),
         "kernelName": kernel_name,
         "name": name,

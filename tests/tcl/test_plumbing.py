@@ -31,7 +31,7 @@ def _build(logic: Path, out: Path, jobs: int) -> None:
     summary = build_library(req, staging, log=lambda *_: None, gate=lambda _s: _ADMIT,
                             kernel_source=lambda sol, name, code_object_version, decision: TrivialKernel(
                                 name, sol.arch, code_object_version))
-    _publish(staging, out / "library", summary.files)
+    _publish(staging, out / "library", summary, write_manifest=True)
     assert summary.supported == summary.solutions > 0
 
 

@@ -1,0 +1,196 @@
+"""TensileCreateLibrary for the ROCm 7.x interfaces, end to end with real kernels: the gfx90a and gfx942
+files of the 7.x sample logic (../shared/logic7) built as 7.0-7.2 and as develop lay them out, checked the
+way their runtime reads them (layout, mapping range table over the lazy libraries' real contents,
+contiguous indices, fnuz type names, no manifest), publishing that keeps an earlier library on failure,
+and hipBLASLt's (2024) runtime code loading the 7.2 layout where its vocabulary allows."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+import tensile_lite.sample
+from tensile_lite.build import check_request
+from tensile_lite.codeobj.elf import read_code_object
+from tensile_lite.errors import TensileLiteError
+from tensile_lite.interfaces import INTERFACES, ROCM_7_2, ROCM_DEVELOP
+from tensile_lite.library.formats import read_dat
+from tensile_lite.library.layout import library_of, read_mapping
+from tensile_lite.tcl import main
+from tensile_lite.tcl_args import build_parser, to_request
+from tests.shared import logic7_files, shared_dir
+from tests.tcl.runtime_probe import Probe, incomplete, run_probe, runtime_faults, strict_messages
+
+ARCHS = ("gfx90a", "gfx942")
+MANIFEST = "TensileManifest.txt"
+
+
+def tcl7(interface: str, logic: Path, out: Path, archs: str, *extra: str) -> int:
+    """7.x CMake's command line (hipblaslt_codegen.cmake): no 2024 flags; --no-compress until the
+    code-object bundles are in."""
+    return main([f"--interface={interface}", f"--architecture={archs}", "--cxx-compiler=amdclang++",
+                 "--no-compress", "--jobs=2", "--verbose=0", *extra, str(logic), str(out), "HIP"])
+
+
+def _logic7(dest: Path) -> Path:
+    """The 7.x sample's gfx90a and gfx942 files, in their layout below a root as CMake passes it."""
+    root = shared_dir("logic7")
+    for path in logic7_files():
+        rel = path.relative_to(root)  # asm_full/<family>/...
+        if rel.parts[1] in ("aldebaran", "aquavanjaram"):
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, dest / rel)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def logic(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _logic7(tmp_path_factory.mktemp("logic7"))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, logic: Path, toolchain: Any) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("build7")
+    outs = {}
+    # develop: one folder per requested architecture, gfx1100's empty (no logic for it)
+    for name, archs in ((ROCM_7_2, "gfx90a;gfx942"), (ROCM_DEVELOP, "gfx90a;gfx942;gfx1100")):
+        out = base / name
+        assert tcl7(name, logic, out, archs) == 0
+        outs[name] = out
+    return outs
+
+
+def _libraries(folder: Path) -> dict[str, dict[str, Any]]:
+    """Lazy libraries (not masters) in `folder`, by name, decoded."""
+    return {p.name.split(".")[0]: read_dat(p) for p in sorted(folder.glob("TensileLibrary_*.dat*"))
+            if not p.name.startswith("TensileLibrary_lazy_")}
+
+
+def _folders(out: Path, name: str) -> Iterator[tuple[str, Path]]:
+    library = out / "library"
+    if INTERFACES[name].per_arch_dirs:
+        yield from ((gfx, library / gfx) for gfx in ARCHS)
+    else:
+        yield "", library
+
+
+@pytest.mark.parametrize("name", [ROCM_7_2, ROCM_DEVELOP])
+def test_layout_and_no_manifest(built, name):
+    out = built[name]
+    library = out / "library"
+    assert [p.name for p in out.iterdir()] == ["library"]  # no staging, no stamp of ours outside
+    assert not list(library.rglob(MANIFEST))
+    ext = ".dat.zlib" if name == ROCM_DEVELOP else ".dat"
+    if name == ROCM_DEVELOP:
+        assert sorted(p.name for p in library.iterdir()) == ["gfx1100", "gfx90a", "gfx942"]
+        assert list((library / "gfx1100").iterdir()) == []
+    else:
+        assert all(p.is_file() for p in library.iterdir())
+        assert (library / "TensileLiteLibrary_lazy_Mapping.dat").is_file()
+    for gfx in ARCHS:
+        folder = library / gfx if name == ROCM_DEVELOP else library
+        assert (folder / f"TensileLibrary_lazy_{gfx}{ext}").is_file()
+        assert (folder / f"Kernels.so-000-{gfx}.hsaco").is_file()
+        if name == ROCM_DEVELOP:
+            assert (folder / f"TensileLiteLibrary_lazy_{gfx}_Mapping{ext}").is_file()
+        master = read_dat(folder / f"TensileLibrary_lazy_{gfx}{ext}")
+        named = {row["library"]["value"] for hw in master["library"]["rows"]
+                 for op in hw["library"]["map"].values() for perf in op["rows"] for row in perf["library"]["rows"]}
+        for placeholder in named:  # every library the master names is beside it, with its kernels
+            doc = read_dat(folder / f"{placeholder}{ext}")
+            kernels = {k.name for k in read_code_object(folder / f"{placeholder}.co").kernels}
+            assert {s["kernelName"] for s in doc["solutions"]} <= kernels
+
+
+@pytest.mark.parametrize("name", [ROCM_7_2, ROCM_DEVELOP])
+def test_mapping_finds_every_solution_and_indices_are_contiguous(built, name):
+    indices: list[int] = []
+    for gfx, folder in _folders(built[name], name):
+        (path,) = folder.glob("TensileLiteLibrary_lazy_*Mapping.dat*")
+        mapping = read_mapping(read_dat(path))
+        libs = _libraries(folder)
+        assert set(mapping.values()) == set(libs)
+        assert all(n.endswith(f"_{gfx}") for n in mapping.values()) or not gfx
+        for lib_name, doc in libs.items():
+            own = [s["index"] for s in doc["solutions"]]
+            assert own == list(range(own[0], own[0] + len(own)))  # one range per library
+            assert all(library_of(mapping, i) == lib_name for i in own)
+            indices += own
+    assert sorted(indices) == list(range(len(indices))) and indices
+
+
+@pytest.mark.parametrize("name", [ROCM_7_2, ROCM_DEVELOP])
+def test_fp8_fnuz_problem_types_use_7x_names(built, name):
+    libs = {n: d for _, folder in _folders(built[name], name) for n, d in _libraries(folder).items()}
+    fp8 = {n: d for n, d in libs.items() if n.startswith("TensileLibrary_F8NH_")}
+    assert len(fp8) == 1
+    (doc,) = fp8.values()
+    for sol in doc["solutions"]:
+        assert sol["problemType"]["aType"] == "Float8_fnuz"
+        types = next(p["value"] for p in sol["problemPredicate"]["value"] if p["type"] == "TypesEqual")
+        assert types[0] == "Float8_fnuz"
+
+
+def _digest(library: Path) -> dict[str, str]:
+    return {str(p.relative_to(library)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(library.rglob("*")) if p.is_file()}
+
+
+def test_failed_build_keeps_the_earlier_library_and_a_7x_build_drops_an_old_stamp(tmp_path, logic, toolchain):
+    out = tmp_path / "out"
+    (out / "library").mkdir(parents=True)
+    (out / "library" / MANIFEST).write_text("left by a 2024 build\n")
+    assert tcl7(ROCM_DEVELOP, logic, out, "gfx90a") == 0
+    library = out / "library"
+    assert not (library / MANIFEST).exists()
+    before = _digest(library)
+    assert before and all(k.startswith("gfx90a/") for k in before)
+    broken = tmp_path / "broken"
+    shutil.copytree(logic, broken)
+    (broken / "asm_full" / "aldebaran" / "bad.yaml").write_text("- {unclosed\n")
+    assert tcl7(ROCM_DEVELOP, broken, out, "gfx90a") != 0
+    assert _digest(library) == before
+    assert [p.name for p in out.iterdir()] == ["library"]
+
+
+def test_unsupported_7x_requests_fail_at_once(tmp_path, logic, capsys):
+    assert tcl7(ROCM_7_2, logic, tmp_path / "a", "gfx942", "--no-lazy-library-loading") == 2
+    err = capsys.readouterr().err
+    assert "--no-lazy-library-loading is not supported yet" in err and err.count("\n") == 1
+    assert not (tmp_path / "a" / "library").exists() or not list((tmp_path / "a" / "library").iterdir())
+
+
+def test_hipblaslt_runtime_loads_the_72_layout(tmp_path, toolchain, runtime_probe: Probe):
+    """The probe is the 2024 runtime's code: it cannot read 7.x's fnuz names nor the mapping file, so it
+    gets each architecture's files of a 7.2 build of the bundled sample (no 8-bit floats) without the
+    mapping; gfx942's indices then start after gfx90a's, which its selection must not mind."""
+    out = tmp_path / "out"
+    assert tcl7(ROCM_7_2, tensile_lite.sample.path(), out, "gfx90a;gfx942") == 0
+    library = out / "library"
+    mapping = read_mapping(read_dat(library / "TensileLiteLibrary_lazy_Mapping.dat"))
+    for gfx in ARCHS:
+        folder = tmp_path / gfx
+        folder.mkdir()
+        for path in library.iterdir():
+            if path.name.split(".")[0].endswith(f"_{gfx}") or path.name == f"Kernels.so-000-{gfx}.hsaco":
+                shutil.copy(path, folder / path.name)
+        first = min(k for k, v in mapping.items() if v.endswith(f"_{gfx}"))
+        assert (first > 0) == (gfx == "gfx942")
+        run = run_probe(runtime_probe, gfx, folder, tmp_path / f"probe-{gfx}")
+        assert incomplete(run) == []
+        report = run.report()
+        assert report is not None and runtime_faults(report) == {}
+        assert strict_messages(run) == {}
+
+
+def test_msgpack_indexed_is_refused_until_written():
+    req = to_request(build_parser().parse_args(["--interface=rocm-develop", "L", "O", "HIP"]))
+    check_request(req, INTERFACES[ROCM_DEVELOP])  # the default is served
+    with pytest.raises(TensileLiteError, match="--library-format msgpack-indexed is not supported yet"):
+        check_request(attrs.evolve(req, library_format="msgpack-indexed"), INTERFACES[ROCM_DEVELOP])
