@@ -187,7 +187,8 @@ def build_library(req: TclRequest, staging: Path, log: Log,
 
     toolchains = {ap.arch: find_toolchain_for(ap.arch, req.assembler, req.linker) for ap in plan.archs}
     # plain or compressed `.co` (codeobj/finish.py); the bundler is found and checked before any kernel is built
-    finishes = {a: finish_for(req.compress, req.interface, req.offload_bundler, tc) for a, tc in toolchains.items()}
+    finishes = {tc: finish_for(req.compress, req.interface, req.offload_bundler, tc)
+                for tc in dict.fromkeys(toolchains.values())}
     for arch, tc in toolchains.items():
         log(2, f"toolchain for {arch}: {tc.describe()}")
     kernels_total = 0
@@ -203,7 +204,7 @@ def build_library(req: TclRequest, staging: Path, log: Log,
             options = BuildOptions(jobs=jobs, code_object_version=req.code_object_version,
                                    keep_build_tmp=req.keep_build_tmp, tmp_parent=tmp_parent,
                                    progress="auto" if req.verbose >= 1 else "off", tool_timeout=req.tool_timeout,
-                                   failed_dir=failed_dir, finish=finishes[ap.arch])
+                                   failed_dir=failed_dir, finish=finishes[toolchain])
             build_code_objects(toolchain, sources, co_plans, staging, options)
             kernels_total += len(ap.kernels)
         helper_options = BuildOptions(jobs=jobs, code_object_version=req.code_object_version,

@@ -17,9 +17,10 @@ from tensile_lite.codeobj.finish import CodeObjectFinish
 from tensile_lite.codeobj.pipeline import BuildOptions, LibraryPlan, build_code_objects
 from tensile_lite.codeobj.trivial import TrivialKernel
 from tensile_lite.emu import DeviceMemory, Emulator
-from tensile_lite.errors import ToolFailure
+from tensile_lite.errors import EXIT_TOOLCHAIN, ToolFailure
 from tensile_lite.library.formats import DatError
 from tensile_lite.sample import path as sample_logic_dir
+from tensile_lite.tcl import main as tcl_main
 from tensile_lite.tcl import run
 from tensile_lite.tcl_args import build_parser, to_request
 from tensile_lite.verify import verify_library
@@ -138,3 +139,23 @@ def test_rocm7_build_of_the_sample_writes_bundles_that_verify(toolchain, bundler
     report = verify_library(str(tmp_path / "packed"), progress=lambda _: None)
     summary = report.to_json()
     assert report.ok and summary["passed"] == summary["kernels"] > 0, summary
+
+
+def test_rocm7_build_with_a_bundler_that_cannot_compress_stops_before_any_kernel(toolchain, tmp_path, monkeypatch,
+                                                                                 capsys):
+    old = tmp_path / "clang-offload-bundler"
+    old.write_text("#!/bin/sh\necho \"clang-offload-bundler: Unknown command line argument '--compress'.\" >&2\n"
+                   "exit 1\n")
+    old.chmod(0o755)
+
+    def no_kernels(*_args, **_kwargs):
+        raise AssertionError("kernels were built before the bundler was checked")
+
+    monkeypatch.setattr("tensile_lite.build.build_code_objects", no_kernels)
+    argv = ["--verbose=0", "--architecture=gfx942", "--interface=rocm-7.2", f"--offload-bundler={old}",
+            str(sample_logic_dir()), str(tmp_path / "out"), "HIP"]
+    assert tcl_main(argv) == EXIT_TOOLCHAIN
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and str(old) in lines[0] and "cannot compress code objects" in lines[0]
+    assert "--no-compress" in lines[0] and "--offload-bundler" in lines[0]
+    assert not list((tmp_path / "out").rglob("*.co"))
