@@ -292,6 +292,9 @@ class _Builder:
         with self.tool_slot():
             link(self.toolchain, objects, linked, batch=self.options.link_batch,
                  timeout=self.options.tool_timeout)
+            # Linked: objects no other library needs go before the raw `.co` is compressed, so the two never
+            # add up on the temporary disk.
+            self.release_objects(lib.arch, names)
             raw_bytes = linked.stat().st_size if linked != dest else 0
             self.ledger.add_tmp(raw_bytes)
             try:
@@ -306,8 +309,11 @@ class _Builder:
                 raise
         self.linked.append(dest)
         self.output_bytes += dest.stat().st_size
+
+    def release_objects(self, arch: str, names: Sequence[str]) -> None:
+        """One library fewer needs each of these objects; delete those no library needs any more."""
         for n in names:
-            key = (lib.arch, n)
+            key = (arch, n)
             self.ledger.refs[key] -= 1
             if self.ledger.refs[key] == 0 and not self.options.keep_build_tmp:
                 path, size = self.ledger.objects[key]
