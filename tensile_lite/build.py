@@ -13,6 +13,7 @@ from tensile_lite.asm.gemm import Decision, GemmKernel, decide, runtime_override
 from tensile_lite.asm.gemm.abi import splits_for_conversion
 from tensile_lite.asm.gemm.postgsu import ConversionKernel
 from tensile_lite.codeobj.assemble import assemble, link
+from tensile_lite.codeobj.finish import finish_for
 from tensile_lite.codeobj.pipeline import BuildOptions, KernelSource, build_code_objects, usable_jobs
 from tensile_lite.codeobj.pipeline import LibraryPlan as CodeObjectPlan
 from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
@@ -205,6 +206,9 @@ def build_library(req: TclRequest, staging: Path, log: Log,
         return _summary(files, logic, plan, 0, folders, req.library_format)
 
     toolchains = {ap.arch: find_toolchain_for(ap.arch, req.assembler, req.linker) for ap in plan.archs}
+    # plain or compressed `.co` (codeobj/finish.py); the bundler is found and checked before any kernel is built
+    finishes = {tc: finish_for(req.compress, req.interface, req.offload_bundler, tc)
+                for tc in dict.fromkeys(toolchains.values())}
     for arch, tc in toolchains.items():
         log(2, f"toolchain for {arch}: {tc.describe()}")
     kernels_total = 0
@@ -220,7 +224,7 @@ def build_library(req: TclRequest, staging: Path, log: Log,
             options = BuildOptions(jobs=jobs, code_object_version=req.code_object_version,
                                    keep_build_tmp=req.keep_build_tmp, tmp_parent=tmp_parent,
                                    progress="auto" if req.verbose >= 1 else "off", tool_timeout=req.tool_timeout,
-                                   failed_dir=failed_dir)
+                                   failed_dir=failed_dir, finish=finishes[toolchain])
             build_code_objects(toolchain, sources, co_plans, staging, options)
             place_code_objects(library, interface, ap)
             kernels_total += len(ap.kernels)

@@ -1,4 +1,5 @@
-"""Read an AMDGPU code object (or object) back: kernels, their descriptors and metadata.
+"""Read an AMDGPU code object (or object) back: kernels, their descriptors and metadata. A code object
+inside an offload bundle, compressed or not (ROCm 7.x `.co` files), is read through bundle.py.
 
 Used after linking to prove every expected kernel made it into the library, and by other parts of
 tensile-lite (emulator, library checks) that need a kernel's descriptor or metadata.
@@ -16,6 +17,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import NoteSection, SymbolTableSection
 
+from tensile_lite.codeobj.bundle import PLAIN_ELF, open_code_object
 from tensile_lite.errors import BuildError
 
 NT_AMDGPU_METADATA = 32
@@ -44,6 +46,7 @@ class CodeObjectInfo:
     kernels: tuple[KernelInfo, ...]
     # Every distinct amdhsa.version among the notes (a linked library has one note per object).
     metadata_versions: tuple[tuple[int, ...], ...] = ()
+    container: str = PLAIN_ELF  # what the file is: plain ELF or an offload bundle holding it (bundle.py)
 
     def names(self) -> tuple[str, ...]:
         return tuple(k.name for k in self.kernels)
@@ -70,10 +73,12 @@ def _metadata(elf: ELFFile) -> list[dict[str, Any]]:
 
 
 def read_code_object(path: Path) -> CodeObjectInfo:
-    """Parse `path`; a file that is not an AMDGPU ELF gives a BuildError naming it."""
+    """Parse `path`, plain ELF or an offload bundle holding one; a file that is neither, or not an AMDGPU
+    code object, gives a BuildError naming it."""
     path = Path(path)
     try:
-        with path.open("rb") as f:
+        stream, holder = open_code_object(path)
+        with stream as f:
             elf = ELFFile(f)
             if elf.header.e_machine != "EM_AMDGPU":
                 raise BuildError(f"{path} is not an AMDGPU code object (machine {elf.header.e_machine})")
@@ -108,7 +113,7 @@ def read_code_object(path: Path) -> CodeObjectInfo:
     kernels = tuple(KernelInfo(n, descriptors.get(n, b""), meta.get(n, {}), funcs.get(n, 0), n in funcs)
                     for n in names)
     return CodeObjectInfo(path, cov, target, versions[0] if versions else (), kernels,
-                          tuple(sorted(versions)))
+                          tuple(sorted(versions)), holder)
 
 
 def missing_kernels(info: CodeObjectInfo, expected: Iterable[str]) -> dict[str, str]:

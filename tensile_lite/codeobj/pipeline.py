@@ -1,4 +1,5 @@
-"""The streaming code-object build: kernels in, one linked `.co` per library out.
+"""The streaming code-object build: kernels in, one linked `.co` per library out (compressed into an
+offload bundle right after linking when the build asks for it, finish.py).
 
 Upstream writes every `.s`, `.o` (and a useless per-kernel `.co`) into build_tmp and links at the
 very end (tcl_anatomy.md §3.5, §3.7), so temporary disk grows with the library. Here workers
@@ -31,6 +32,7 @@ import attrs
 
 from tensile_lite.codeobj.assemble import CODE_OBJECT_VERSIONS, LINK_BATCH, link
 from tensile_lite.codeobj.elf import check_kernels, read_code_object
+from tensile_lite.codeobj.finish import CodeObjectFinish, finish_code_object
 from tensile_lite.codeobj.proc import DEFAULT_TOOL_TIMEOUT
 from tensile_lite.codeobj.progress import Progress
 from tensile_lite.codeobj.toolchain import Toolchain
@@ -138,6 +140,7 @@ class BuildOptions:
     link_batch: int = LINK_BATCH
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT  # seconds per assembler/linker call; None: no limit
     failed_dir: Path | None = None  # where a failing kernel's text is kept; default: `<out>/failed-kernels`
+    finish: CodeObjectFinish = attrs.field(factory=CodeObjectFinish)  # how a linked `.co` is published
 
 
 @attrs.frozen(slots=True)
@@ -283,9 +286,21 @@ class _Builder:
         names = sorted(set(lib.kernel_names))
         objects = [self.ledger.objects[(lib.arch, n)][0] for n in names]
         dest = self.lib_dir / f"{lib.name}.co"
+        assert self.tmp is not None
+        finish = self.options.finish
+        linked = finish.link_target(dest, self.tmp)
         with self.tool_slot():
-            link(self.toolchain, objects, dest, batch=self.options.link_batch,
+            link(self.toolchain, objects, linked, batch=self.options.link_batch,
                  timeout=self.options.tool_timeout)
+            # Linked: objects no other library needs go before the raw `.co` is compressed, so the two never
+            # add up on the temporary disk.
+            self.release_objects(lib.arch, names)
+            raw_bytes = linked.stat().st_size if linked != dest else 0
+            self.ledger.add_tmp(raw_bytes)
+            try:
+                finish_code_object(linked, dest, lib.arch, finish, timeout=self.options.tool_timeout)
+            finally:
+                self.ledger.add_tmp(-raw_bytes)
         if self.options.verify:
             try:
                 self.verify(lib, dest, names)
@@ -294,8 +309,11 @@ class _Builder:
                 raise
         self.linked.append(dest)
         self.output_bytes += dest.stat().st_size
+
+    def release_objects(self, arch: str, names: Sequence[str]) -> None:
+        """One library fewer needs each of these objects; delete those no library needs any more."""
         for n in names:
-            key = (lib.arch, n)
+            key = (arch, n)
             self.ledger.refs[key] -= 1
             if self.ledger.refs[key] == 0 and not self.options.keep_build_tmp:
                 path, size = self.ledger.objects[key]

@@ -26,7 +26,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 import attrs
 
@@ -142,13 +142,14 @@ def _tell_watchdog(line: str) -> None:
 
 
 def _start(argv: Sequence[str], input_bytes: bytes | None, tmp_dir: str | os.PathLike[str] | None,
-           what: str) -> subprocess.Popen[bytes]:
+           what: str, unset: Collection[str] = ()) -> subprocess.Popen[bytes]:
     """Start the tool and register its group, with stop signals held back until both are done."""
     held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
     try:
         proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE if input_bytes is not None else subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                                preexec_fn=functools.partial(_child_setup, os.getpid()), env=tool_env(tmp_dir))
+                                preexec_fn=functools.partial(_child_setup, os.getpid()),
+                                env=tool_env(tmp_dir, unset))
         _RUNNING.add(proc.pid)
         _tell_watchdog(f"+{proc.pid}")
     except OSError as exc:
@@ -175,21 +176,24 @@ def _tracked(proc: subprocess.Popen[bytes]) -> Iterator[None]:
         _tell_watchdog(f"-{proc.pid}")
 
 
-def tool_env(tmp_dir: str | os.PathLike[str] | None) -> Mapping[str, str] | None:
-    """The environment of a tool: ours, with its temporaries sent to `tmp_dir` when given."""
-    if tmp_dir is None:
+def tool_env(tmp_dir: str | os.PathLike[str] | None, unset: Collection[str] = ()) -> Mapping[str, str] | None:
+    """The environment of a tool: ours, with its temporaries sent to `tmp_dir` when given and the
+    variables in `unset` removed."""
+    if tmp_dir is None and not unset:
         return None
-    env = dict(os.environ)
-    for var in ("TMPDIR", "TMP", "TEMP"):
-        env[var] = os.fspath(tmp_dir)
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    if tmp_dir is not None:
+        for var in ("TMPDIR", "TMP", "TEMP"):
+            env[var] = os.fspath(tmp_dir)
     return env
 
 
 def run_tool(argv: Sequence[str], *, what: str, input_bytes: bytes | None = None,
              timeout: float | None = DEFAULT_TOOL_TIMEOUT,
-             tmp_dir: str | os.PathLike[str] | None = None) -> ToolRun:
-    """Run `argv` to completion; a ToolFailure naming `what` if it cannot start or exceeds `timeout`."""
-    proc = _start(argv, input_bytes, tmp_dir, what)
+             tmp_dir: str | os.PathLike[str] | None = None, unset: Collection[str] = ()) -> ToolRun:
+    """Run `argv` to completion; a ToolFailure naming `what` if it cannot start or exceeds `timeout`.
+    `unset`: environment variables the tool must not see."""
+    proc = _start(argv, input_bytes, tmp_dir, what, unset)
     with _tracked(proc):
         try:
             out, err = proc.communicate(input_bytes, timeout=timeout)

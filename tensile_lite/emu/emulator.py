@@ -1,6 +1,6 @@
 """Run a kernel of a real code object on the CPU: dispatch state, workgroups, waves and barriers.
 
-    emu = Emulator("lib.co")
+    emu = Emulator("lib.co")          # plain ELF, or an offload bundle holding it (compressed or not)
     mem = DeviceMemory()
     a = mem.alloc(np.arange(64, dtype=np.float32))
     emu.launch("kernel", grid=(1, 1, 1), block=(64, 1, 1), kernargs=struct.pack("<Q", a), memory=mem)
@@ -12,6 +12,7 @@ barrier or ends, and the barrier releases when every wave that has not ended is 
 from __future__ import annotations
 
 import struct
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from tensile_lite.codeobj.bundle import PLAIN_ELF, read_code_object_file
 from tensile_lite.codeobj.elf import CodeObjectInfo, read_code_object
 from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
 from tensile_lite.emu.access import Ctx
@@ -85,6 +87,17 @@ class Emulator:
             self.info: CodeObjectInfo = read_code_object(self.path)
         except BuildError as exc:
             raise CodeObjectError(exc.message) from None
+        # llvm-objdump and the layout reader need the ELF itself on disk: a bundled `.co` (ROCm 7.x) is
+        # unpacked once, into a folder removed with this emulator.
+        self._unbundled: tempfile.TemporaryDirectory[str] | None = None
+        self.elf_path = self.path
+        if self.info.container != PLAIN_ELF:
+            self._unbundled = tempfile.TemporaryDirectory(prefix="tensile-lite-emu-")
+            self.elf_path = Path(self._unbundled.name) / f"{self.path.name}.elf"
+            try:
+                self.elf_path.write_bytes(read_code_object_file(self.path))
+            except (OSError, BuildError) as exc:
+                raise CodeObjectError(f"cannot unpack the code object of {self.path}: {exc}") from None
         self.gfx = self._target_gfx()
         self.arch = arch_info(self.gfx)
         self._disassembly: dict[bool, Disassembly] = {}
@@ -95,7 +108,7 @@ class Emulator:
         if self.info.target:
             return gfx_from_target(self.info.target)
         from elftools.elf.elffile import ELFFile
-        with self.path.open("rb") as f:
+        with self.elf_path.open("rb") as f:
             gfx = gfx_from_e_flags(ELFFile(f).header.e_flags)
         if gfx is None:
             raise CodeObjectError(f"{self.path}: no amdhsa.target in the metadata and unknown e_flags")
@@ -160,15 +173,15 @@ class Emulator:
 
     def _kernel_lines(self, name: str, wave64: bool | None):
         if self._layout is None:
-            self._layout = code_layout(self.path, frozenset(self.kernel_names()))
+            self._layout = code_layout(self.elf_path, frozenset(self.kernel_names()))
         span = self._layout.ranges.get(name)
         if span is None:
             raise CodeObjectError(f"{self.path}: kernel {name!r} has no symbol in .text")
         if self._layout.text_size > _WHOLE_TEXT_LIMIT:
-            return disassemble(self.toolchain, self.path, wave64=wave64, span=span).lines_in(*span)
+            return disassemble(self.toolchain, self.elf_path, wave64=wave64, span=span).lines_in(*span)
         dis = self._disassembly.get(bool(wave64))
         if dis is None:
-            dis = disassemble(self.toolchain, self.path, wave64=wave64)
+            dis = disassemble(self.toolchain, self.elf_path, wave64=wave64)
             self._disassembly[bool(wave64)] = dis
         return dis.lines_in(*span)
 
