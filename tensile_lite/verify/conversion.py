@@ -13,7 +13,7 @@ host/conversion.py): a call with GSU > 1 is two launches.
    conversion workgroups holding an element of those tiles run.
 
 A missing conversion kernel is a failure: the runtime could not complete the call. The grouped conversion
-(`run_grouped`, one `_GG` launch over every GEMM's table record after a grouped argType-1 launch) is
+(`grouped_launch`, one `_GG` launch over every GEMM's table record after a grouped argType-1 launch) is
 driven by the emulator tests; verify-library does not make grouped MultipleBuffer launches yet
 (grouped.check_launchable).
 """
@@ -27,13 +27,13 @@ import attrs
 import numpy as np
 
 from tensile_lite.emu import DeviceMemory, Emulator
-from tensile_lite.host import GemmProblem, workspace_bytes
+from tensile_lite.host import GemmProblem
 from tensile_lite.host import conversion as host_conversion
-from tensile_lite.verify import compare
+from tensile_lite.verify import compare, device
 from tensile_lite.verify.epilogue import Epilogue
 from tensile_lite.verify.mapping import LaunchId, Tile
 from tensile_lite.verify.runtime_view import RuntimeSolution
-from tensile_lite.verify.splitk import POISON, WORKSPACE
+from tensile_lite.verify.splitk import POISON
 
 
 def helper_code_object(library: Path, arch: str) -> Path:
@@ -44,12 +44,6 @@ def helper_code_object(library: Path, arch: str) -> Path:
 def needed(rs: RuntimeSolution, gsu: int) -> bool:
     """Whether a call with GSU `gsu` goes through the conversion kernel."""
     return rs.multiple_buffer and gsu > 1
-
-
-def workspace(rs: RuntimeSolution, problem: GemmProblem, gsu: int) -> dict[str, np.ndarray]:
-    """The workspace of one call as the runtime sizes it (poisoned), by its buffer name; none for GSU 1."""
-    size = workspace_bytes(rs.solution, problem, gsu=gsu) if needed(rs, gsu) else 0
-    return {WORKSPACE: np.full(-(-size // 4), POISON, dtype=np.uint32)} if size else {}
 
 
 def variant(rs: RuntimeSolution, problem: GemmProblem, ep: Epilogue | None,
@@ -107,22 +101,13 @@ def _call(problem: GemmProblem, buffers: Mapping[str, int], alpha: float, beta: 
                                           activation_args=args.activation_args if args else ())
 
 
-def run(helper: Emulator, rs: RuntimeSolution, problem: GemmProblem, alpha: float, beta: float,
-        ep: Epilogue | None, gsu: int, memory: DeviceMemory, buffers: Mapping[str, int],
-        tiles: Iterable[Tile] | None) -> tuple[int, int]:
-    """The conversion launch after the GEMM launch of the same call (same memory, the GEMM's buffers by
-    name), over the workgroups holding `tiles` (all when None); returns (instructions, workgroups). The
-    caller checks the kernel is in `helper`."""
-    pt = rs.problem_type
+def launch(helper: Emulator, rs: RuntimeSolution, problem: GemmProblem, alpha: float, beta: float,
+           ep: Epilogue | None, gsu: int, buffers: device.Buffers, tiles: Iterable[Tile] | None = None) -> device.Launch:
+    """The conversion launch after the GEMM launch of the same call (the GEMM's buffers, in their memory),
+    over the workgroups holding `tiles` (all when None). The caller checks the kernel is in `helper`."""
     v = variant(rs, problem, ep, gsu)
-    call = _call(problem, buffers, alpha, beta, ep, gsu)
-    ids = workgroups(rs, problem, v.vw, tiles)
-    if not ids:
-        return 0, 0
-    stats = helper.launch(v.name, grid=(host_conversion.work_groups(pt, problem, v.vw), 1, 1),
-                          block=(host_conversion.THREADS, 1, 1), kernargs=host_conversion.pack_call(pt, call), memory=memory,
-                          workgroups=ids)
-    return stats.instructions, len(ids)
+    call = _call(problem, buffers.addresses, alpha, beta, ep, gsu)
+    return device.conversion(helper, rs, v, call, buffers.memory, workgroups(rs, problem, v.vw, tiles))
 
 
 @attrs.frozen(slots=True)
@@ -147,18 +132,10 @@ def grouped_variant(rs: RuntimeSolution, calls: Sequence[GroupedCall], gsu: int)
         host_conversion.conversion_name(pt, first.bias_type, first.gsu_bucket, vw))
 
 
-def run_grouped(helper: Emulator, rs: RuntimeSolution, calls: Sequence[GroupedCall], gsu: int,
-                memory: DeviceMemory) -> int:
+def grouped_launch(helper: Emulator, rs: RuntimeSolution, calls: Sequence[GroupedCall], gsu: int,
+                   memory: DeviceMemory) -> device.Launch:
     """The grouped conversion launch after a MultipleBuffer argType-1 launch (same memory), every
-    workgroup; returns the instructions executed. Its table goes into `memory`."""
-    pt = rs.problem_type
+    workgroup. Its table goes into `memory`."""
     v = grouped_variant(rs, calls, gsu)
     convs = [_call(c.problem, c.buffers, c.alpha, c.beta, c.epilogue, gsu) for c in calls]
-    _, sizing = host_conversion.pack_grouped(pt, convs, v.vw, 0)
-    address = memory.alloc(max(len(sizing), 1))
-    kernargs, table = host_conversion.pack_grouped(pt, convs, v.vw, address)
-    memory.write(address, table)
-    groups = sum(host_conversion.work_groups(pt, c.problem, v.vw) for c in calls)
-    stats = helper.launch(v.name, grid=(max(groups, 1), 1, 1), block=(host_conversion.THREADS, 1, 1),
-                          kernargs=kernargs, memory=memory)
-    return stats.instructions
+    return device.grouped_conversion(helper, rs, v, convs, memory)

@@ -7,7 +7,7 @@ The GEMMs of a group are the kernel's cases (problems.cases: each kept inside th
 with edge tiles, a K tail, a batch, padded strides, alpha 0, K 0), each with its own alpha, beta and
 epilogue inputs (bias type, activation). The argument bytes come from the writer's packers
 (`host.pack_grouped`), with the header words the runtime derives from the `.dat` entry
-(runtime_args.header_words). In argType 2 structs StrideBias goes in the field hipBLASLt calls
+(runtime_args.pack_grouped). In argType 2 structs StrideBias goes in the field hipBLASLt calls
 `reserved` (which its setDeviceUserArgs leaves alone, spec §4.3): a user who batches the bias sets it.
 
 Workgroup ids map to GEMMs as the runtime's numWorkGroups prefix sums say: the id is first remapped over
@@ -24,7 +24,6 @@ UserArguments) every AddrAmaxOut must stay untouched and every counter 0.
 from __future__ import annotations
 
 import math
-import struct
 import time
 from collections.abc import Callable, Sequence
 
@@ -32,14 +31,14 @@ import attrs
 import numpy as np
 
 from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError, UnsupportedInstruction
-from tensile_lite.errors import TensileLiteError
-from tensile_lite.host import ARG_TYPE_TABLE, ARG_TYPE_USER, pack_grouped
+from tensile_lite.host import ARG_TYPE_TABLE, ARG_TYPE_USER
 from tensile_lite.host.grouped import user_struct
-from tensile_lite.verify import amax, compare, runtime_args
+from tensile_lite.verify import amax, compare, device, runtime_args
 from tensile_lite.verify.errors import NotVerifiable
 from tensile_lite.verify.launch import (
     FULL_GRID_LIMIT,
     Inputs,
+    contents,
     e_mismatch,
     make_inputs,
     read_after,
@@ -157,44 +156,16 @@ class GroupResult:
         return f"{ARG_TYPE_NAMES[self.arg_type]}, {len(self.cases)} GEMMs [{names}]"
 
 
-def _pack(rs: RuntimeSolution, cases: Sequence[Case], inputs: Sequence[Inputs],
-          buffers: Sequence[dict[str, int]], arg_type: int, table_address: int) -> tuple[bytes, bytes]:
-    try:
-        kernarg, table = pack_grouped(
-            rs.solution, [c.problem for c in cases], buffers, [c.alpha for c in cases], [c.beta for c in cases],
-            table_address=table_address, arg_type=arg_type,
-            epilogues=[t.epilogue.args if t.epilogue else None for t in inputs])
-    except TensileLiteError as exc:
-        raise NotVerifiable(f"grouped arguments cannot be packed: {exc.one_line()}") from None
-    # the header words are the runtime's, from the .dat entry (as for argType 0)
-    return kernarg[:4] + struct.pack("<II", *runtime_args.header_words(rs)) + kernarg[12:], table
-
-
 def _launch(emu: Emulator, kernel: str, rs: RuntimeSolution, cases: Sequence[Case], inputs: Sequence[Inputs],
-            arg_type: int, layout: GroupLayout, ids: list[LaunchId]) -> tuple[list[dict[str, np.ndarray]], int]:
+            arg_type: int, ids: list[LaunchId]) -> tuple[list[dict[str, np.ndarray]], int]:
     """Each GEMM's D buffer ('D') and extra buffers after running workgroups `ids` of one grouped launch,
     and the instructions executed. AmaxSync is one buffer for the launch (the first GEMM's)."""
-    mem = DeviceMemory()
-    buffers: list[dict[str, int]] = []
-    shared: dict[str, int] = {}
-    for t in inputs:
-        b = {name: mem.alloc(x.flat) for name, x in (("A", t.a), ("B", t.b), ("C", t.c), ("D", t.d))}
-        if t.epilogue is not None:
-            b.update({name: mem.alloc(data) for name, data in t.epilogue.buffers.items()})
-        for name, data in t.extras.items():
-            if name == amax.SYNC:
-                b[name] = shared.setdefault(name, mem.alloc(data))
-            else:
-                b[name] = mem.alloc(data)
-        buffers.append(b)
-    # the table's size does not depend on where it is: pack once to size it, then at its address
-    _, sizing = _pack(rs, cases, inputs, buffers, arg_type, 0)
-    address = mem.alloc(len(sizing))
-    kernarg, table = _pack(rs, cases, inputs, buffers, arg_type, address)
-    mem.write(address, table)
-    stats = emu.launch(kernel, grid=(layout.count, 1, 1), block=(rs.solution.num_threads, 1, 1),
-                       kernargs=kernarg, memory=mem, workgroups=ids)
-    return [read_after(mem, b, t) for b, t in zip(buffers, inputs, strict=True)], stats.instructions
+    buffers = device.place_group(DeviceMemory(), [contents(t) for t in inputs], shared=(amax.SYNC,))
+    launch = device.grouped(emu, kernel, rs, [c.problem for c in cases], buffers, [c.alpha for c in cases],
+                            [c.beta for c in cases], [t.epilogue.args if t.epilogue else None for t in inputs],
+                            arg_type=arg_type, workgroups=ids)
+    ran = device.run(launch)
+    return [read_after(b, t) for b, t in zip(buffers, inputs, strict=True)], ran.instructions
 
 
 def _amax_errors(cases: Sequence[Case], arg_type: int, want: Sequence[Expected], after: Sequence[dict[str, np.ndarray]],
@@ -257,7 +228,7 @@ def run_group(emu: Emulator, kernel: str, rs: RuntimeSolution, cases: Sequence[C
         while True:
             table = layout.table(candidates.pop(0))
             ids = sorted({table[gt] for gt in wanted})
-            after, count = _launch(emu, kernel, rs, cases, inputs, arg_type, layout, ids)
+            after, count = _launch(emu, kernel, rs, cases, inputs, arg_type, ids)
             ran += len(ids)
             instructions += count
             written = _written(inputs, after, sol.macro_tile)

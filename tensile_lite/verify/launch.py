@@ -27,7 +27,7 @@ from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError, UnsupportedI
 from tensile_lite.host import num_workgroups
 from tensile_lite.host.epilogue import activation_sent
 from tensile_lite.targets import get_target
-from tensile_lite.verify import amax, compare, conversion, epilogue, runtime_args, splitk
+from tensile_lite.verify import amax, compare, conversion, device, epilogue, runtime_args, splitk
 from tensile_lite.verify.elements import element, operand_types
 from tensile_lite.verify.epilogue import Epilogue
 from tensile_lite.verify.errors import NotVerifiable
@@ -103,7 +103,6 @@ def make_inputs(rs: RuntimeSolution, case: Case, rng: np.random.Generator) -> In
     assert ea is not None and eb is not None and ed is not None  # checked by reference.check_types
     gsu = runtime_args.launch_gsu(rs, case.gsu)
     extras = splitk.buffers(rs, p, gsu)
-    extras.update(conversion.workspace(rs, p, gsu))
     if amax.enabled(pt):
         extras.update(amax.output_buffers(num_workgroups(rs.solution, p, gsu=gsu)))
         extras[amax.SYNC] = amax.sync_buffer()
@@ -126,30 +125,31 @@ def reference_of(rs: RuntimeSolution, case: Case, t: Inputs) -> Expected:
                     case.alpha, case.beta, t.epilogue, out=t.d.element)
 
 
-def _launch(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, t: Inputs, grid: Grid,
-            ids: list[LaunchId]) -> tuple[DeviceMemory, dict[str, int], int]:
-    """The memory and buffer addresses (by name) after running workgroups `ids`, and the instructions
-    executed."""
-    mem = DeviceMemory()
-    buffers = {name: mem.alloc(x.flat) for name, x in (("A", t.a), ("B", t.b), ("C", t.c), ("D", t.d))}
+def contents(t: Inputs) -> dict[str, np.ndarray]:
+    """Every device buffer of one call by name, as placed before the launch."""
+    out = {"A": t.a.flat, "B": t.b.flat, "C": t.c.flat, "D": t.d.flat}
+    if t.epilogue is not None:
+        out.update(t.epilogue.buffers)
+    out.update(t.extras)
+    return out
+
+
+def _launch(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, t: Inputs,
+            ids: list[LaunchId]) -> tuple[device.Buffers, int]:
+    """The buffers (in their memory) after running workgroups `ids`, and the instructions executed."""
+    buffers = device.place(DeviceMemory(), contents(t))
     ep = t.epilogue
-    if ep is not None:
-        buffers.update({name: mem.alloc(data) for name, data in ep.buffers.items()})
-    buffers.update({name: mem.alloc(data) for name, data in t.extras.items()})
-    kernargs = runtime_args.pack(rs, case.problem, buffers, case.alpha, case.beta, ep.args if ep else None,
-                                 gsu=case.gsu)
-    stats = emu.launch(kernel, grid=grid.launch_grid, block=(rs.solution.num_threads, 1, 1), kernargs=kernargs,
-                       memory=mem, workgroups=ids)
-    return mem, buffers, stats.instructions
+    launch = device.gemm(emu, kernel, rs, case.problem, buffers, case.alpha, case.beta, ep.args if ep else None,
+                         gsu=case.gsu, workgroups=ids)
+    return buffers, device.run(launch).instructions
 
 
-def read_after(mem: DeviceMemory, buffers: Mapping[str, int], t: Inputs) -> dict[str, np.ndarray]:
+def read_after(buffers: device.Buffers, t: Inputs) -> dict[str, np.ndarray]:
     """D ('D'), E ('E', UseE) and the extra buffers of READ_BACK after a launch, by name."""
-    out = {"D": mem.array(buffers["D"], t.d.flat.dtype, t.d.flat.size)}
+    out = {"D": buffers.read("D")}
     if t.epilogue is not None and t.epilogue.e is not None:
-        out["E"] = mem.array(buffers["E"], t.epilogue.e.flat.dtype, t.epilogue.e.flat.size)
-    out.update({name: mem.array(buffers[name], data.dtype, data.size) for name, data in t.extras.items()
-                if name in READ_BACK})
+        out["E"] = buffers.read("E")
+    out.update({name: buffers.read(name) for name in t.extras if name in READ_BACK})
     return out
 
 
@@ -182,15 +182,13 @@ def extra_checks(rs: RuntimeSolution, after: Mapping[str, np.ndarray], want: Exp
     return errors
 
 
-def _written(rs: RuntimeSolution, case: Case, t: Inputs, mem: DeviceMemory, buffers: Mapping[str, int],
-             gsu: int) -> set[Tile]:
+def _written(rs: RuntimeSolution, case: Case, t: Inputs, buffers: device.Buffers, gsu: int) -> set[Tile]:
     """The tiles a launch wrote: of D, or of the workspace slices when the conversion kernel is still to run."""
     if conversion.needed(rs, gsu):
-        ws = t.extras.get(splitk.WORKSPACE)
-        if ws is None:
+        if splitk.WORKSPACE not in buffers:
             return set()
-        return conversion.slices_written(rs, case.problem, gsu, mem.array(buffers[splitk.WORKSPACE], ws.dtype, ws.size))
-    flat = mem.array(buffers["D"], t.d.flat.dtype, t.d.flat.size)
+        return conversion.slices_written(rs, case.problem, gsu, buffers.read(splitk.WORKSPACE))
+    flat = buffers.read("D")
     return compare.written_tiles(compare.as_mnb(read_back(t.d, flat)[0]), t.d.element.sentinel, rs.solution.macro_tile)
 
 
@@ -226,10 +224,10 @@ def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: n
         while True:
             used = candidates.pop(0)
             ids = _ids(used, grid, wanted) if subset else grid.ids()
-            mem, buffers, count = _launch(emu, kernel, rs, case, t, grid, ids)
+            buffers, count = _launch(emu, kernel, rs, case, t, ids)
             ran += len(ids)
             instructions += count
-            written = _written(rs, case, t, mem, buffers, gsu)
+            written = _written(rs, case, t, buffers, gsu)
             if not subset or written <= set(wanted):
                 break
             # Other tiles were written: if another known order explains them, the kernel follows that
@@ -239,15 +237,16 @@ def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: n
                 break
         if converts:
             assert helper is not None
-            count, converted = conversion.run(helper, rs, case.problem, case.alpha, case.beta, t.epilogue, gsu, mem,
-                                              buffers, wanted if subset else None)
-            instructions += count
+            ran_conversion = device.run(conversion.launch(helper, rs, case.problem, case.alpha, case.beta,
+                                                          t.epilogue, gsu, buffers, wanted if subset else None))
+            instructions += ran_conversion.instructions
+            converted = ran_conversion.workgroups
     except UnsupportedInstruction as exc:
         raise NotVerifiable(f"the emulator does not implement: {exc.message}") from None
     except EmulatorError as exc:
         return CaseResult(case, f"{type(exc).__name__}: {exc.message}", ran, grid.count, instructions,
                           time.perf_counter() - start)
-    after = read_after(mem, buffers, t)
+    after = read_after(buffers, t)
     d_bits, d_values, outside = read_back(t.d, after["D"])
     bits, got = compare.as_mnb(d_bits), compare.as_mnb(d_values)
     sentinel = np.asarray(t.d.element.sentinel).astype(outside.dtype)

@@ -17,10 +17,11 @@ run it, and fails.
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from tensile_lite.errors import TensileLiteError
-from tensile_lite.host import EpilogueArgs, GemmProblem, pack_kernel_args
+from tensile_lite.host import ARG_TYPE_INLINE, ARG_TYPE_TABLE, EpilogueArgs, GemmProblem, pack_kernel_args
+from tensile_lite.host import pack_grouped as host_grouped
 from tensile_lite.host.args import layout as host_layout
 from tensile_lite.targets import get_target
 from tensile_lite.verify.errors import NotVerifiable
@@ -96,13 +97,16 @@ def layout(rs: RuntimeSolution) -> list[tuple[str, int, int]]:
 
 
 def pack(rs: RuntimeSolution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
-         beta: float, epilogue: EpilogueArgs | None = None, gsu: int | None = None) -> bytes:
+         beta: float, epilogue: EpilogueArgs | None = None, gsu: int | None = None, *, gemm_count: int = 1,
+         arg_type: int = ARG_TYPE_INLINE) -> bytes:
     """The kernarg bytes the runtime sends for this call (`buffers` also holds the epilogue's pointers,
     by `host.epilogue.POINTERS`' keys, and a split-K call's 'workspace' and 'synchronizer'); `gsu`
-    is the user's GSU override (see launch_gsu)."""
+    is the user's GSU override (see launch_gsu). `gemm_count` and `arg_type` go into the first header
+    word as given (a test may make the header claim what the body is not)."""
     gsu = launch_gsu(rs, gsu)
     try:
-        blob = pack_kernel_args(rs.solution, problem, buffers, alpha, beta, epilogue=epilogue, gsu=gsu)
+        blob = pack_kernel_args(rs.solution, problem, buffers, alpha, beta, epilogue=epilogue, gsu=gsu,
+                                gemm_count=gemm_count, arg_type=arg_type)
     except TensileLiteError as exc:
         raise NotVerifiable(f"kernel arguments cannot be packed: {exc.one_line()}") from None
     layout(rs)  # the legacy layout is not packed
@@ -110,6 +114,19 @@ def pack(rs: RuntimeSolution, problem: GemmProblem, buffers: Mapping[str, int], 
     if version(rs) == 0:
         return blob[:4] + struct.pack("<I", info0) + blob[16:]
     return blob[:4] + struct.pack("<II", info0, info1) + blob[12:]
+
+
+def pack_grouped(rs: RuntimeSolution, problems: Sequence[GemmProblem], buffers: Sequence[Mapping[str, int]],
+                 alphas: Sequence[float], betas: Sequence[float], epilogues: Sequence[EpilogueArgs | None],
+                 *, arg_type: int = ARG_TYPE_TABLE, table_address: int = 0) -> tuple[bytes, bytes]:
+    """(kernarg bytes, table bytes to place at `table_address`) of one grouped launch: the host's
+    records (`host.pack_grouped`), with the header words the runtime derives from the entry."""
+    try:
+        kernarg, table = host_grouped(rs.solution, problems, buffers, alphas, betas, table_address=table_address,
+                                      arg_type=arg_type, epilogues=epilogues)
+    except TensileLiteError as exc:
+        raise NotVerifiable(f"grouped arguments cannot be packed: {exc.one_line()}") from None
+    return kernarg[:4] + struct.pack("<II", *header_words(rs)) + kernarg[12:], table
 
 
 def tile_order(rs: RuntimeSolution) -> TileOrder:

@@ -13,7 +13,8 @@ M x N), then dstD, the Synchronizer and GSUSync. The verifier:
   to let the runtime override GSU (`internalArgsSupport.gsu`); without it they keep the solution's GSU
   and the predicates decide;
 - allocates the workspace as the runtime sizes it (`requiredWorkspaceSize`), filled with 1e30 so a
-  reduction that reads a slice nobody wrote is far off, and a zeroed Synchronizer;
+  reduction that reads a slice nobody wrote is far off (also for MultipleBuffer calls, conversion.py),
+  and a zeroed Synchronizer;
 - requires every Synchronizer counter back at 0 after the launch: the runtime zeroes that buffer once
   per handle and never again, so a counter left behind breaks the next call.
 """
@@ -26,7 +27,9 @@ import attrs
 import numpy as np
 
 from tensile_lite.host import GemmProblem, workspace_bytes
+from tensile_lite.host.splitk import uses_workspace
 from tensile_lite.model import ProblemType
+from tensile_lite.verify import runtime_args
 from tensile_lite.verify.runtime_view import RuntimeSolution
 
 WORKSPACE = "workspace"
@@ -49,20 +52,40 @@ def overridable(rs: RuntimeSolution) -> bool:
     return bool(rs.internal_support.get("gsu", True))
 
 
-def buffers(rs: RuntimeSolution, problem: GemmProblem, gsu: int) -> dict[str, np.ndarray]:
-    """Contents of the split-K buffers of one call with GSU `gsu` (none for other kernels): the
-    workspace (only when GSU > 1) and the Synchronizer."""
+def launch_gsu(rs: RuntimeSolution, problem: GemmProblem, gsu: int | None = None) -> int:
+    """The GSU a call of `problem` runs with: the one asked for (None: the solution's) as the runtime
+    takes it, except 1 for an in-kernel split-K kernel whose C or D is padded, when the library lets the
+    runtime override GSU (with GSU > 1 upstream addresses C and D packed: spec §7 #8)."""
+    if gsu is None and rs.split_k and overridable(rs) and not packed_cd(rs.problem_type, problem):
+        return 1
+    return runtime_args.launch_gsu(rs, gsu)
+
+
+def workspace(rs: RuntimeSolution, problem: GemmProblem, gsu: int) -> dict[str, np.ndarray]:
+    """The workspace of one call, by its buffer name, poisoned: sized as the runtime sizes it
+    (`host.workspace_bytes`), and present whenever the call sends it in D's place, even for an empty
+    problem (one dword then: the pointer is packed whatever the size)."""
+    if not uses_workspace(rs.solution, gsu):
+        return {}
+    size = workspace_bytes(rs.solution, problem, gsu=gsu)
+    return {WORKSPACE: np.full(max(-(-size // 4), 1), POISON, dtype=np.uint32)}
+
+
+def synchronizer(rs: RuntimeSolution, problem: GemmProblem) -> dict[str, np.ndarray]:
+    """The zeroed Synchronizer of an in-kernel split-K call (one counter per tile and wave, and spares),
+    by its buffer name; none for other kernels."""
     if not rs.split_k:
         return {}
-    out: dict[str, np.ndarray] = {}
-    size = workspace_bytes(rs.solution, problem, gsu=gsu)
-    if size:
-        out[WORKSPACE] = np.full(-(-size // 4), POISON, dtype=np.uint32)
     mt0, mt1 = rs.solution.macro_tile
     batch = problem.batch if rs.problem_type.num_indices_c == 3 else 1
     counters = -(-problem.m // mt0) * -(-problem.n // mt1) * batch * rs.solution.num_waves
-    out[SYNCHRONIZER] = np.zeros(counters + _SPARE_COUNTERS, dtype=np.uint32)
-    return out
+    return {SYNCHRONIZER: np.zeros(counters + _SPARE_COUNTERS, dtype=np.uint32)}
+
+
+def buffers(rs: RuntimeSolution, problem: GemmProblem, gsu: int) -> dict[str, np.ndarray]:
+    """Contents of the split-K buffers of one call with GSU `gsu` (none for other kernels): the
+    workspace of either algorithm and the Synchronizer of the in-kernel one."""
+    return {**workspace(rs, problem, gsu), **synchronizer(rs, problem)}
 
 
 def counters_left(name: str, counters: np.ndarray, checked: np.ndarray | None = None) -> str | None:

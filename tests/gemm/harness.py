@@ -1,8 +1,11 @@
 """Run a generated GEMM kernel on the emulator and compare it with the verifier's float64 reference.
 
-A test adapter over tensile_lite/verify: the tensors are the verifier's (`verify.tensors.place`, its
-sentinel NaN in every gap), the reference and its tolerance are `verify.reference.expected`; what the
-tests choose themselves (the epilogue's inputs, the value distribution, which GSU) is translated here.
+A test adapter over tensile_lite/verify: launches go through `verify.device` (the launch path of
+verify-library: arguments packed from the solution's `.dat` entry, the split-K buffers of
+`verify.splitk`, the runtime's conversion launches), the tensors are the verifier's
+(`verify.tensors.place`, its sentinel NaN in every gap), the reference and its tolerance are
+`verify.reference.expected`; what the tests choose themselves (the epilogue's inputs, the value
+distribution, which GSU) is translated here.
 The inputs are quantised to their element type first and the reference is computed from exactly
 those values. Padding around every tensor (between leading dimensions, between batches) holds the
 sentinel, and so does D before the launch: a kernel that reads anything outside the problem, reads C
@@ -24,31 +27,19 @@ from tensile_lite.codeobj.assemble import assemble, link
 from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.emu import DeviceMemory, Emulator
 from tensile_lite.emu.arch import arch_info
-from tensile_lite.host import (
-    ARG_TYPE_TABLE,
-    EpilogueArgs,
-    GemmProblem,
-    launch_grid,
-    num_workgroups,
-    pack_grouped,
-    pack_kernel_args,
-    runtime_gsu,
-    splits_for_conversion,
-    tiles,
-)
+from tensile_lite.host import ARG_TYPE_TABLE, EpilogueArgs, GemmProblem, num_workgroups
 from tensile_lite.host import conversion as host_conversion
 from tensile_lite.model import DataType, ProblemType, Solution
 from tensile_lite.verify import amax as verify_amax
-from tensile_lite.verify import conversion
+from tensile_lite.verify import conversion, device, runtime_args, splitk
 from tensile_lite.verify import epilogue as verify_epilogue
 from tensile_lite.verify.compare import as_mnb
 from tensile_lite.verify.elements import Element, element, operand_types
 from tensile_lite.verify.reference import Expected, expected
-from tensile_lite.verify.runtime_view import from_model
+from tensile_lite.verify.runtime_view import RuntimeSolution, from_model
 from tensile_lite.verify.tensors import Tensor, assignments, place, read_back
 from tests.gemm.bits import from_bits, to_bits
 from tests.gemm.epilogue_ref import Epilogue, Vectors
-from tests.gemm.splitk_buffers import launch_gsu, with_split_k_buffers
 
 
 @attrs.frozen
@@ -59,6 +50,9 @@ class Built:
     # for MultipleBuffer split-K: where the runtime's conversion kernels are built, and those built
     toolchain: Toolchain | None = attrs.field(default=None, eq=False, repr=False)
     conversions: dict[str, Emulator] = attrs.field(factory=dict, eq=False, repr=False)
+    # what the runtime is told about the kernel: its library entry, as a library would write it
+    runtime: RuntimeSolution = attrs.field(eq=False, repr=False,
+                                           default=attrs.Factory(lambda self: from_model(self.solution), takes_self=True))
 
     def conversion(self, kernel: host_conversion.ConversionKernelName) -> Emulator:
         """An emulator of the conversion kernel the runtime names `kernel` (built on first use, beside
@@ -127,6 +121,8 @@ class Result:
     amax: tuple[float, float, float] | None = None
     # UseE: (E as written [m, n, batch], reference, tolerance, nothing outside E's elements written)
     e: tuple[np.ndarray, np.ndarray, np.ndarray, bool] | None = None
+    # split-K in the kernel: which Synchronizer counters are not back at 0 (None: all are, or no Synchronizer)
+    counters_left: str | None = None
 
     @property
     def rounded(self) -> np.ndarray:
@@ -144,6 +140,7 @@ class Result:
         """Within the error bound of every element (or equal to the rounded reference, for infinities),
         and the amax of D within its bound."""
         assert self.untouched, "the kernel wrote D outside the problem"
+        assert self.counters_left is None, self.counters_left
         self._fail(~((np.abs(self.got - self.want) <= self.tolerance) | (self.got == self.rounded)), self.want)
         self.check_amax()
         self.check_e()
@@ -167,6 +164,7 @@ class Result:
         """Bit for bit the reference rounded once to the destination type (for problems whose f32
         result is exact, this checks the conversion's rounding and overflow)."""
         assert self.untouched, "the kernel wrote D outside the problem"
+        assert self.counters_left is None, self.counters_left
         self._fail(self.got != self.rounded, self.rounded)
 
 
@@ -180,7 +178,7 @@ class Call:
     epilogue: Epilogue
     tensors: dict[str, Tensor]  # A, B, C, D as set up (D: the sentinel)
     vectors: Vectors
-    buffers: dict[str, int]
+    buffers: device.Buffers     # every device buffer of the call by name, in its memory
     e: Tensor | None = None     # UseE: E as set up (strides of its own, unlike D's)
 
 
@@ -203,15 +201,15 @@ def prepare(sol: Solution, mem: DeviceMemory, problem: GemmProblem, alpha: float
         b = attrs.evolve(b, flat=np.full_like(b.flat, b.element.sentinel))
     tensors = {"A": a, "B": b, "C": _tensor(sol, problem, "C", rng, pt.dest_type, beta != 0),
                "D": _tensor(sol, problem, "D", rng, pt.dest_type, False)}
-    buffers = {name: mem.alloc(t.flat) for name, t in tensors.items()}
     vectors = ep.vectors_for(pt, problem, rng)
-    for name, flat in vectors.buffers.items():
-        buffers[name] = mem.alloc(flat)
+    buffers = device.place(mem, {**{name: t.flat for name, t in tensors.items()}, **vectors.buffers})
     return Call(problem, alpha, beta, ep, tensors, vectors, buffers)
 
 
-def _with_outputs(sol: Solution, call: Call, mem: DeviceMemory) -> Call:
-    """The extra outputs of the problem type: the verifier's amax buffers (OutputAmaxD) and E (UseE)."""
+def with_outputs(built: Built, call: Call, gsu: int) -> Call:
+    """The buffers the kernel writes besides D: the verifier's amax buffers (OutputAmaxD), E (UseE), and
+    a split-K call's workspace and Synchronizer (`verify.splitk`, for a call with GSU `gsu`)."""
+    sol = built.solution
     pt = sol.problem_type
     extra: dict[str, np.ndarray] = {}
     if pt.output_amax_d:
@@ -220,7 +218,8 @@ def _with_outputs(sol: Solution, call: Call, mem: DeviceMemory) -> Call:
     e = verify_epilogue.e_tensor(pt, call.problem) if pt.use_e else None
     if e is not None:
         extra["E"] = e.flat
-    return attrs.evolve(call, buffers={**call.buffers, **{k: mem.alloc(v) for k, v in extra.items()}}, e=e)
+    extra.update(splitk.buffers(built.runtime, call.problem, gsu))
+    return attrs.evolve(call, buffers=device.place(call.buffers.memory, extra, onto=call.buffers), e=e)
 
 
 def _epilogue_args(pt: ProblemType, call: Call) -> EpilogueArgs:
@@ -228,9 +227,9 @@ def _epilogue_args(pt: ProblemType, call: Call) -> EpilogueArgs:
     return attrs.evolve(call.epilogue.arguments(pt), strides_e=strides)
 
 
-def _read(t: Tensor, mem: DeviceMemory, address: int) -> tuple[np.ndarray, bool]:
+def _read(t: Tensor, buffers: device.Buffers, name: str) -> tuple[np.ndarray, bool]:
     """A tensor's values after a launch as [m, n, batch], and whether the rest of its buffer is untouched."""
-    _, values, outside = read_back(t, mem.array(address, t.flat.dtype, t.flat.size))
+    _, values, outside = read_back(t, buffers.read(name))
     return as_mnb(values), bool(np.all(outside == np.asarray(t.element.sentinel).astype(outside.dtype)))
 
 
@@ -280,87 +279,92 @@ def reference(sol: Solution, call: Call) -> Expected:
     return expected(pt, a, b, c, d.letters, d.shape, call.problem.k, call.alpha, beta, ep, out=d.element)
 
 
-def result(sol: Solution, mem: DeviceMemory, call: Call, instructions: int, *, amax_written: bool = True) -> Result:
+def result(sol: Solution, call: Call, instructions: int, *, amax_written: bool = True) -> Result:
     pt = sol.problem_type
-    got, untouched = _read(call.tensors["D"], mem, call.buffers["D"])
+    got, untouched = _read(call.tensors["D"], call.buffers, "D")
     want = reference(sol, call)
     e = None
     if call.e is not None:
         assert want.e is not None
-        e_got, e_untouched = _read(call.e, mem, call.buffers["E"])
+        e_got, e_untouched = _read(call.e, call.buffers, "E")
         e = (e_got, as_mnb(want.e.exact), as_mnb(want.e.tolerance), e_untouched)
     amax = None
     if pt.output_amax_d and amax_written:
-        got_amax = float(mem.array(call.buffers[verify_amax.OUT], np.float32, 1)[0])
+        got_amax = float(call.buffers.read(verify_amax.OUT).view(np.float32)[0])
         amax = (got_amax, *want.amax())
+    left = splitk.check({splitk.SYNCHRONIZER: call.buffers.read(splitk.SYNCHRONIZER)}) \
+        if splitk.SYNCHRONIZER in call.buffers else None
     return Result(got, as_mnb(want.exact), as_mnb(want.tolerance), untouched, instructions, pt.dest_type,
-                  fp8_encoding(sol), amax, e)
+                  fp8_encoding(sol), amax, e, left)
+
+
+@attrs.frozen
+class Setup:
+    """One call made ready: its buffers and the launches that run it (the GEMM kernel, then for a
+    MultipleBuffer split-K call the runtime's conversion kernel)."""
+
+    call: Call
+    launches: tuple[device.Launch, ...]
+    gsu: int  # the GSU the call runs with
+
+
+def setup(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float = 0.0, seed: int = 0,
+          emulator: Emulator | None = None, gemm_count: int = 1, arg_type: int = 0,
+          epilogue: Epilogue | None = None, gsu: int | None = None) -> Setup:
+    """The buffers and launches of one argType-0 call (see `run`)."""
+    sol, rs = built.solution, built.runtime
+    pt = sol.problem_type
+    used = splitk.launch_gsu(rs, problem, gsu)
+    rng = np.random.default_rng(seed)
+    call = with_outputs(built, prepare(sol, DeviceMemory(), problem, alpha, beta, epilogue, rng), used)
+    gemm = device.gemm(emulator or emulator_for(built), built.name, rs, problem, call.buffers, alpha, beta,
+                       _epilogue_args(pt, call), gsu=used, gemm_count=gemm_count, arg_type=arg_type)
+    launches = [gemm]
+    if conversion.needed(rs, used):
+        ep = _verify_epilogue(pt, call)
+        helper = built.conversion(conversion.variant(rs, problem, ep, used))
+        launches.append(conversion.launch(helper, rs, problem, alpha, beta, ep, used, call.buffers))
+    return Setup(call, tuple(launches), used)
 
 
 def run(built: Built, problem: GemmProblem, *, alpha: float = 1.0, beta: float = 0.0, seed: int = 0,
         emulator: Emulator | None = None, gemm_count: int = 1, arg_type: int = 0,
         epilogue: Epilogue | None = None, gsu: int | None = None) -> Result:
-    """One argType-0 launch of `built` on `problem` (the header may claim another gemm_count/argType);
-    `gsu` overrides the solution's, as a user may at run time."""
-    sol = built.solution
-    pt = sol.problem_type
-    mem = DeviceMemory()
-    call = _with_outputs(sol, prepare(sol, mem, problem, alpha, beta, epilogue, np.random.default_rng(seed)), mem)
-    gsu = gsu if gsu is not None else launch_gsu(sol, problem)
-    buffers = with_split_k_buffers(sol, problem, mem, call.buffers, gsu)
-    kernargs = pack_kernel_args(sol, problem, buffers, alpha, beta, gemm_count=gemm_count, arg_type=arg_type,
-                                epilogue=_epilogue_args(pt, call), gsu=gsu)
-    emu = emulator or emulator_for(built)
-    grid = num_workgroups(sol, problem, gsu=gsu)
-    stats = emu.launch(built.name, grid=launch_grid(sol, problem, gsu=gsu), block=(sol.num_threads, 1, 1),
-                       kernargs=kernargs, memory=mem) if grid else None
-    instructions = stats.instructions if stats else 0
-    split = runtime_gsu(sol, gsu)
-    if splits_for_conversion(sol) and split > 1 and grid:
-        instructions += _convert(built, call, buffers, split, mem)
-    return result(sol, mem, call, instructions)
-
-
-def _convert(built: Built, call: Call, buffers: dict[str, int], gsu: int, mem: DeviceMemory) -> int:
-    """The runtime's second launch of a MultipleBuffer split-K call: the verifier's conversion launch."""
-    rs = from_model(built.solution)
-    ep = _verify_epilogue(rs.problem_type, call)
-    helper = built.conversion(conversion.variant(rs, call.problem, ep, gsu))
-    return conversion.run(helper, rs, call.problem, call.alpha, call.beta, ep, gsu, mem, buffers, None)[0]
+    """One argType-0 call of `built` on `problem` (the header may claim another gemm_count/argType);
+    `gsu` overrides the solution's, as a user may at run time (None: the solution's, or 1 for a split-K
+    kernel whose C or D is padded, `verify.splitk.launch_gsu`)."""
+    s = setup(built, problem, alpha=alpha, beta=beta, seed=seed, emulator=emulator, gemm_count=gemm_count,
+              arg_type=arg_type, epilogue=epilogue, gsu=gsu)
+    return result(built.solution, s.call, device.run_all(s.launches).instructions)
 
 
 def run_grouped(built: Built, problems: list[GemmProblem], *, arg_type: int, alphas: list[float],
                 betas: list[float], epilogues: list[Epilogue | None] | None = None, seed: int = 0,
-                emulator: Emulator | None = None) -> list[Result]:
-    """One grouped launch (argType 1: the library's table, 2: user arguments) over `problems`."""
-    sol = built.solution
+                emulator: Emulator | None = None, reverse: bool = False) -> list[Result]:
+    """One grouped launch (argType 1: the library's table, 2: user arguments) over `problems`, each GEMM
+    with its own split-K buffers, its workgroups in reverse order when `reverse`; a MultipleBuffer
+    argType-1 launch is followed by the grouped conversion."""
+    sol, rs = built.solution, built.runtime
     pt = sol.problem_type
     mem = DeviceMemory()
     rng = np.random.default_rng(seed)
+    gsu = runtime_args.launch_gsu(rs)
     eps = epilogues or [None] * len(problems)
-    calls = [_with_outputs(sol, prepare(sol, mem, p, a, b, ep, rng), mem)
+    calls = [with_outputs(built, prepare(sol, mem, p, a, b, ep, rng), gsu)
              for p, a, b, ep in zip(problems, alphas, betas, eps, strict=True)]
-    table_address = mem.alloc(1 << 16)
-    buffers_of = [with_split_k_buffers(sol, p, mem, c.buffers) for p, c in zip(problems, calls, strict=True)]
-    kernargs, table = pack_grouped(sol, problems, buffers_of, alphas, betas,
-                                   table_address=table_address, arg_type=arg_type,
-                                   epilogues=[_epilogue_args(pt, c) for c in calls])
-    assert len(table) <= 1 << 16
-    mem.write(table_address, table)
-    grid = sum(tiles(sol, p) for p in problems)
-    emu = emulator or emulator_for(built)
-    stats = emu.launch(built.name, grid=(max(grid, 1), 1, 1), block=(sol.num_threads, 1, 1), kernargs=kernargs,
-                       memory=mem) if grid else None
-    instructions = stats.instructions if stats else 0
-    gsu = sol.runtime.global_split_u
-    if splits_for_conversion(sol) and gsu > 1 and arg_type == ARG_TYPE_TABLE and grid:
-        rs = from_model(sol)
-        convs = [conversion.GroupedCall(c.problem, bufs, c.alpha, c.beta, _verify_epilogue(pt, c))
-                 for c, bufs in zip(calls, buffers_of, strict=True)]
+    gemm = device.grouped(emulator or emulator_for(built), built.name, rs, problems, [c.buffers for c in calls],
+                          alphas, betas, [_epilogue_args(pt, c) for c in calls], arg_type=arg_type)
+    if reverse and gemm.workgroups is None:
+        gemm = gemm.only((w, 0, 0) for w in reversed(range(gemm.grid[0])))
+    launches = [gemm]
+    if conversion.needed(rs, gsu) and arg_type == ARG_TYPE_TABLE:
+        convs = [conversion.GroupedCall(c.problem, c.buffers.addresses, c.alpha, c.beta, _verify_epilogue(pt, c))
+                 for c in calls]
         helper = built.conversion(conversion.grouped_variant(rs, convs, gsu))
-        instructions += conversion.run_grouped(helper, rs, convs, gsu, mem)
+        launches.append(conversion.grouped_launch(helper, rs, convs, gsu, mem))
+    instructions = device.run_all(launches).instructions
     # hipBLASLt's user arguments carry no amax output (amax.py): only argType 1 writes one
-    return [result(sol, mem, c, instructions, amax_written=arg_type == 1) for c in calls]
+    return [result(sol, c, instructions, amax_written=arg_type == ARG_TYPE_TABLE) for c in calls]
 
 
 def padded(pt: ProblemType, m: int, n: int, k: int, batch: int = 1, pad: int = 3) -> GemmProblem:

@@ -46,4 +46,9 @@ def solution(pt: ProblemType, *, arch: str = "gfx942", mi: tuple[int, int, int] 
         "InnerUnroll": 1, "SolutionIndex": index,
     }
     raw.update(tuning)
+    sol = Solution.from_params(pt, Params.from_mapping(raw), arch, index)
+    if "NumElementsPerThread" in raw:
+        return sol
+    # what a logic file carries and the library entry needs (the split-K Synchronizer size predicate)
+    raw["NumElementsPerThread"] = sol.macro_tile[0] * sol.macro_tile[1] // sol.num_threads
     return Solution.from_params(pt, Params.from_mapping(raw), arch, index)

@@ -15,24 +15,23 @@ import pytest
 from tensile_lite.asm.gemm import unsupported_reasons
 from tensile_lite.asm.gemm.abi import argument_layout, solution_layout, splits_in_kernel
 from tensile_lite.asm.gemm.support import runtime_overrides_read
-from tensile_lite.emu import DeviceMemory, Emulator
+from tensile_lite.emu import Emulator
 from tensile_lite.host import (
     ARG_TYPE_TABLE,
     ARG_TYPE_USER,
     GemmProblem,
     internal_args,
     num_workgroups,
-    pack_grouped,
     pack_kernel_args,
-    tiles,
     workspace_bytes,
 )
 from tensile_lite.model import DataType, Solution, kernel_key
+from tensile_lite.verify import device
+from tensile_lite.verify.splitk import POISON, SYNCHRONIZER, WORKSPACE
 from tests.gemm import harness
 from tests.gemm.devset import logic_files
 from tests.gemm.epilogue_ref import Epilogue
 from tests.gemm.solutions import problem_type, solution
-from tests.gemm.splitk_buffers import POISON, SYNC_DWORDS, with_split_k_buffers
 from tests.gemm.test_abi import _upstream_kernel_of
 
 MBSK = {"GlobalSplitUAlgorithm": "MultipleBufferSingleKernel"}
@@ -44,46 +43,37 @@ def _mbsk(pt, gsu: int = 2, **tuning) -> Solution:
 
 
 class Run:
-    """One split-K launch: the harness's buffers plus a poisoned workspace and a zeroed Synchronizer."""
+    """One split-K launch through the harness (a poisoned workspace, a zeroed Synchronizer), its
+    workgroups in the order asked for, some held back."""
 
     def __init__(self, built: harness.Built, emu: Emulator, problem: GemmProblem, *, gsu: int | None = None,
                  alpha: float = 1.0, beta: float = 0.0, epilogue: Epilogue | None = None, seed: int = 0,
                  order: str = "in order", held_back: frozenset[int] = frozenset()) -> None:
-        sol = built.solution
-        pt = sol.problem_type
-        mem = DeviceMemory()
-        call = harness.prepare(sol, mem, problem, alpha, beta, epilogue, np.random.default_rng(seed))
-        buffers = with_split_k_buffers(sol, problem, mem, call.buffers, gsu)
-        self.workspace, self.sync = buffers["workspace"], buffers["synchronizer"]
-        ws_words = max(workspace_bytes(sol, problem, gsu=gsu) // 4, 1)
-        kernargs = pack_kernel_args(sol, problem, buffers, alpha, beta, gsu=gsu,
-                                    epilogue=call.epilogue.arguments(pt))
-        grid = num_workgroups(sol, problem, gsu=gsu)
-        ids = [(i, 0, 0) for i in range(grid)]
+        made = harness.setup(built, problem, alpha=alpha, beta=beta, seed=seed, emulator=emu, epilogue=epilogue,
+                             gsu=gsu)
+        (self.gemm,) = made.launches
+        ids = [(i, 0, 0) for i in range(num_workgroups(built.solution, problem, gsu=made.gsu))]
         if order == "reversed":
             ids.reverse()
         elif order == "shuffled":
             np.random.default_rng(seed + 1).shuffle(ids)
-        self.launch = lambda ids: emu.launch(built.name, grid=(grid, 1, 1), block=(sol.num_threads, 1, 1),
-                                             kernargs=kernargs, memory=mem, workgroups=ids)
-        self.mem, self.call, self.sol = mem, call, sol
-        stats = self.launch([i for i in ids if i[0] not in held_back])
-        self.result = harness.result(sol, mem, call, stats.instructions)
-        self.counters = mem.array(self.sync, np.uint32, SYNC_DWORDS).copy()
-        self.partials = mem.array(self.workspace, np.uint32, ws_words).copy()
+        self.call, self.sol = made.call, built.solution
+        ran = device.run(self.gemm.only(i for i in ids if i[0] not in held_back))
+        self.result = harness.result(self.sol, self.call, ran.instructions)
+        self.counters = self.call.buffers.read(SYNCHRONIZER)
+        self.partials = self.call.buffers.read(WORKSPACE) if WORKSPACE in self.call.buffers else None
 
     def finish(self, ids: list[int]) -> harness.Result:
         """Run the workgroups held back, on the same memory."""
-        self.launch([(i, 0, 0) for i in ids])
-        self.result = harness.result(self.sol, self.mem, self.call, 0)
-        self.counters = self.mem.array(self.sync, np.uint32, SYNC_DWORDS).copy()
+        device.run(self.gemm.only((i, 0, 0) for i in ids))
+        self.result = harness.result(self.sol, self.call, 0)
+        self.counters = self.call.buffers.read(SYNCHRONIZER)
         return self.result
 
 
 def _check(run: Run) -> harness.Result:
+    # the result's check includes every arrival counter back at 0, ready for the next launch without a memset
     run.result.check()
-    # every arrival counter is back at 0, ready for the next launch without a memset
-    assert not run.counters.any()
     return run.result
 
 
@@ -100,7 +90,7 @@ def test_gsu_1_2_3_8_match_numpy(build) -> None:
         got[gsu] = _check(run).got
         if gsu > 1:
             # the partial tiles really went through the workspace
-            assert (run.partials != POISON).sum() == gsu * 40 * 36 * 2
+            assert run.partials is not None and (run.partials != POISON).sum() == gsu * 40 * 36 * 2
     assert not np.array_equal(got[1], np.full_like(got[1], np.nan))
 
 
@@ -182,23 +172,11 @@ def test_alpha_zero_and_empty_k(build) -> None:
 
 
 def _grouped(built: harness.Built, emu: Emulator, problems: list[GemmProblem], arg_type: int) -> None:
-    sol = built.solution
-    mem = DeviceMemory()
-    rng = np.random.default_rng(5)
-    calls = [harness.prepare(sol, mem, p, 1.0, 0.5, None, rng) for p in problems]
-    buffers = []
-    for call, p in zip(calls, problems, strict=True):
-        # each GEMM of the table has its own workspace and counters
-        buffers.append(with_split_k_buffers(sol, p, mem, call.buffers))
-    table_address = mem.alloc(1 << 14)
-    kernargs, table = pack_grouped(sol, problems, buffers, [1.0] * len(problems), [0.5] * len(problems),
-                                   table_address=table_address, arg_type=arg_type)
-    mem.write(table_address, table)
-    grid = sum(tiles(sol, p) for p in problems)
-    emu.launch(built.name, grid=(grid, 1, 1), block=(sol.num_threads, 1, 1), kernargs=kernargs, memory=mem,
-               workgroups=[(i, 0, 0) for i in reversed(range(grid))])
-    for call in calls:
-        harness.result(sol, mem, call, 0).check()
+    # each GEMM of the table has its own workspace and counters; the workgroups run in reverse
+    n = len(problems)
+    for result in harness.run_grouped(built, problems, arg_type=arg_type, alphas=[1.0] * n, betas=[0.5] * n,
+                                      emulator=emu, seed=5, reverse=True):
+        result.check()
 
 
 @pytest.mark.parametrize("arg_type", [ARG_TYPE_TABLE, ARG_TYPE_USER])
