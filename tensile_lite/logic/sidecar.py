@@ -165,11 +165,11 @@ def _tlxl_speeds(payload: bytes, pos: int, n: int) -> list[float]:
     if len(tags) != n or any(t > 3 for t in tags):
         raise _Bad("bad or truncated speed type column")
     pos += n
-    floats = struct.unpack_from(f"<{tags.count(0)}d", payload, pos) if pos + 8 * tags.count(0) <= len(payload) \
-        else None
-    if floats is None:
+    n_floats = tags.count(0)
+    if pos + 8 * n_floats > len(payload):
         raise _Bad("truncated float speeds")
-    pos += 8 * len(floats)
+    floats = struct.unpack_from(f"<{n_floats}d", payload, pos)
+    pos += 8 * n_floats
     ints = []
     for _ in range(tags.count(1)):
         u, pos = _varint(payload, pos)
