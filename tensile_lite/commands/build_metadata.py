@@ -46,7 +46,12 @@ def run(args: argparse.Namespace) -> int:
     paths = find_logic_files([args.logic_path], args.logic_filter)
     if not paths:
         raise LogicError(f"no logic files matching {args.logic_filter!r}.yaml", Where(file=args.logic_path))
-    logic = [read_logic_file(p) for p in paths]
+    logic = []
+    for lf in map(read_logic_file, paths):
+        if lf.library_writer_gap:  # as the build does: out, with the reason
+            print(f"warning: {lf.path} left out: {lf.library_writer_gap}", file=sys.stderr)
+        else:
+            logic.append(lf)
     plan = build_plan(logic, archs=archs)
     if not plan.archs:
         wanted = ", ".join(archs or ["all"])

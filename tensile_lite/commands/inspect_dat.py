@@ -58,7 +58,7 @@ def summarise(doc: Any) -> dict[str, Any]:
     node_types = Counter(str(n.get("type")) for n in nodes)
     placeholders = sorted(str(n["value"]) for n in nodes if n.get("type") == "Placeholder")
     distances = Counter(str(n.get("distance")) for n in nodes if n.get("type") == "Matching")
-    table_rows = sum(len(n.get("table", ())) for n in nodes if n.get("type") in ("Matching", "FreeSize"))
+    table_rows = sum(len(n.get("table", ())) for n in nodes if n.get("type") in ("Matching", "FreeSize", "Prediction"))
     indices = [i for s in solutions if isinstance(s, Mapping) and isinstance(i := s.get("index"), int)]
     return {
         "kind": "master" if placeholders and not solutions else "placeholder",

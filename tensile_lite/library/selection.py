@@ -1,8 +1,9 @@
-"""How a placeholder library picks a solution for a problem: Matching tables, FreeSize lists, decision trees.
+"""How a placeholder library picks a solution for a problem: Matching tables, FreeSize lists, decision trees,
+and ROCm 7.x's Prediction pools (the runtime ranks them with its analytical model; docs/rocm7_library_types.md).
 
 Each logic file contributes one row (a decision-tree file one row per region) to its placeholder's
 `Problem` library. Rows of different files with the same predicate are merged into one, as upstream does:
-Matching tables are concatenated and re-sorted by key, FreeSize lists are concatenated.
+Matching tables are concatenated and re-sorted by key, FreeSize lists and Prediction pools are concatenated.
 """
 
 from __future__ import annotations
@@ -33,9 +34,14 @@ def matching_layout(lf: LogicFile) -> tuple[list[str], list[int]]:
     return [codes[c] for c in order if c in codes], [i for i, c in enumerate(order) if c in codes]
 
 
+# Library types that list solutions only, the row predicate that keeps their row apart from the others
+# (a FreeSize and a Prediction file may share a placeholder) and the `.dat` node type of the row.
+_SOLUTION_LISTS = {"FreeSize": "FreeSizeMatching", "Prediction": "PredictionMatching"}
+
+
 def _row_predicate(lf: LogicFile) -> Node:
-    if lf.library_type == "FreeSize":
-        return pred("FreeSizeMatching")
+    if lf.library_type in _SOLUTION_LISTS:
+        return pred(_SOLUTION_LISTS[lf.library_type])
     return pred("EqualityMatching") if lf.library_type == "Equality" else true_pred()
 
 
@@ -61,8 +67,8 @@ def selection_signature(lf: LogicFile) -> list[tuple[Node, tuple[Any, ...]]]:
     """(row predicate, what must agree for rows to merge) of each row the file contributes."""
     if lf.library_type == "DecisionTree":
         return [(_region_predicate(lf, r), ("DecisionTree",)) for r in _regions(lf)]
-    if lf.library_type == "FreeSize":
-        return [(_row_predicate(lf), ("FreeSize",))]
+    if lf.library_type in _SOLUTION_LISTS:
+        return [(_row_predicate(lf), (lf.library_type,))]
     props, _ = matching_layout(lf)
     return [(_row_predicate(lf), ("Matching", lf.library_type, tuple(props)))]
 
@@ -119,9 +125,14 @@ def selection_library(files: Sequence[LogicFile], index_of: IndexOf) -> dict[str
             continue
         predicate = _row_predicate(lf)
         key = sort_key(predicate)
+        kept = [i for pos in range(len(lf.solutions)) if (i := index_of(lf.path, pos)) is not None]
         if lf.library_type == "FreeSize":
-            table = [{"index": i} for pos in range(len(lf.solutions)) if (i := index_of(lf.path, pos)) is not None]
-            library = {"type": "FreeSize", "table": table}
+            library = {"type": "FreeSize", "table": [{"index": i} for i in kept]}
+        elif lf.library_type == "Prediction":
+            library = {"type": "Prediction", "table": kept}  # the runtime reads a plain list of indices
+        elif not lf.is_matching:  # the build leaves such files out before planning
+            raise LogicError(lf.library_writer_gap or f"library type {lf.library_type} has no .dat node",
+                             Where(file=lf.path, parameter="LibraryType"))
         else:
             props, _ = matching_layout(lf)
             library = {"type": "Matching", "properties": [pred(p, index=0) for p in props],
@@ -134,6 +145,6 @@ def selection_library(files: Sequence[LogicFile], index_of: IndexOf) -> dict[str
         library = row["library"]
         if library["type"] == "Matching":
             library["table"].sort(key=lambda e: e["key"])  # stable: ties keep file order
-    kept = [rows[k] for k in sorted(rows) if rows[k]["library"].get("table") or rows[k]["library"].get("trees")
-            or rows[k]["library"].get("nullValue")]
-    return {"type": "Problem", "rows": kept}
+    filled = [rows[k] for k in sorted(rows) if rows[k]["library"].get("table") or rows[k]["library"].get("trees")
+              or rows[k]["library"].get("nullValue")]
+    return {"type": "Problem", "rows": filled}

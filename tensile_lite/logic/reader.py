@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from tensile_lite.errors import LogicError, Where
+from tensile_lite.logic.sidecar import side_table
 from tensile_lite.logic.stream import Streamed
 from tensile_lite.logic.yamlload import load_yaml
 from tensile_lite.model.logicfile import (
@@ -211,13 +212,20 @@ def _list_form(data: list[Any], where: Where, cu_count: Any = None,
     notes = notes_head + notes
     index_order = None
     table: tuple[ExactRow, ...] = ()
+    # a GridBased table may live in a side file next to the logic file (7.x; logic/sidecar.py)
+    side = side_table(Path(where.file), data[7], library_type, where) if where.file else None
     # FreeSize and the runtime-ranked types list solutions only: elements 6-9 are null or ignored
     if library_type != "FreeSize" and library_type not in RUNTIME_RANKED:
         if not isinstance(data[6], list) or not all(isinstance(v, int) for v in data[6]):
             raise LogicError(f"the index order (element 6) must be a list of integers, got {data[6]!r}",
                              attrs.evolve(where, parameter="IndexOrder"))
         index_order = tuple(data[6])
-        table = _table(data[7], len(sols), where)
+        try:
+            table = _table(data[7] if side is None else side.rows, len(sols), where)
+        except LogicError as exc:
+            if side is None:
+                raise
+            raise LogicError(f"ExactLogic side file {side.path}: {exc.message}", exc.where) from None
     devices = tuple(str(d) for d in data[3]) if isinstance(data[3], list) else ()
     return LogicFile(path=where.file or "", arch=arch, cu_count=cu, schedule=str(data[1]), device_names=devices,
                      problem_type=pt, solutions=sols, library_type=library_type,

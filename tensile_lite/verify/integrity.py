@@ -17,7 +17,7 @@ from tensile_lite.library.formats import DatError
 
 # The library node types of the runtime's lazy layout, and what each must hold.
 _NODE_TYPES = frozenset({"Hardware", "Problem", "ProblemMap", "Matching", "FreeSize", "Placeholder",
-                         "DecisionTree", "Single"})
+                         "DecisionTree", "Single", "Prediction"})
 # Fields every solution entry of a placeholder library has, with their types.
 _ENTRY_FIELDS: tuple[tuple[str, type | tuple[type, ...]], ...] = (
     ("index", int), ("kernelName", str), ("name", str), ("problemType", Mapping), ("sizeMapping", Mapping),
@@ -95,6 +95,10 @@ def _check_node(node: Any, where: str, depth: int = 0) -> None:
         _check_table(node, where, keyed=True)
     elif kind == "FreeSize":
         _check_table(node, where, keyed=False)
+    elif kind == "Prediction":  # 7.x: the runtime refuses an empty pool and reads bare indices
+        table = node.get("table")
+        _need(isinstance(table, list) and bool(table) and all(_is_int(i) for i in table), where,
+              "a Prediction node needs a non-empty table of integer solution indices")
     elif kind == "Single":
         _need(_is_int(node.get("index")), where, "a Single node without an integer index")
     elif kind == "DecisionTree":
@@ -142,6 +146,21 @@ def _check_solutions(solutions: Any) -> None:
         seen.add(entry["index"])
 
 
+def _check_pools(doc: Mapping[str, Any]) -> None:
+    """Each index of a Prediction pool names a solution of the same file, as the runtime requires on load."""
+    known = {e["index"] for e in doc["solutions"]}
+    stack: list[Any] = [doc["library"]]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            if node.get("type") == "Prediction":
+                missing = sorted(set(node["table"]) - known)
+                _need(not missing, "library", f"a Prediction table names solution(s) {missing[:5]} not in the file")
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
 def check_document(doc: Any, path: str | Path) -> None:
     """Raise a DatError naming `path` and the damaged place unless `doc` is a well-formed library tree."""
     try:
@@ -149,6 +168,7 @@ def check_document(doc: Any, path: str | Path) -> None:
         _need("library" in doc and "solutions" in doc, "root", "needs 'solutions' and 'library'")
         _check_solutions(doc["solutions"])
         _check_node(doc["library"], "library")
+        _check_pools(doc)
     except _Damage as exc:
         raise DatError(f"damaged library file: {exc.where}: {exc.what}", Where(file=str(path))) from None
     except DAMAGE as exc:

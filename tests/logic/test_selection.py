@@ -145,3 +145,17 @@ def test_known_targets_names_the_file(logic7: Path) -> None:
     bad = [i for i in scan_logic([logic7], known_targets=True) if isinstance(i, Unreadable)]
     assert len(bad) == 1 and all(isinstance(i.error, UnknownArchitecture) for i in bad)
     assert all(str(i.path) in i.error.one_line() for i in bad)
+
+
+def test_the_build_keeps_prediction_files_and_names_what_it_leaves_out(logic7: Path) -> None:
+    origami = next((logic7 / "asm_full" / "gfx1250" / "Origami").glob("*.yaml"))
+    text = origami.read_text()
+    assert text.rstrip().endswith("- Prediction")
+    (origami.parent / "embedding.yaml").write_text(text.replace("- Prediction", "- EmbeddingSimilarity"))
+    lines: list[str] = []
+    kept = read_selected(_request(logic7, "gfx1250"), lambda level, msg: lines.append(msg))
+    assert {lf.library_type for lf in kept} >= {"Prediction"} and "EmbeddingSimilarity" not in {
+        lf.library_type for lf in kept}
+    assert any(lf.path == str(origami) and len(lf.solutions) == 5 for lf in kept)
+    (warning,) = [m for m in lines if "left out" in m]
+    assert "embedding.yaml" in warning and "EmbeddingSimilarity" in warning
