@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -173,3 +174,21 @@ def test_bad_shard_spec_is_a_usage_error(bad, capsys):
         build_parser().parse_args(["L", "O", "HIP", f"--shard={bad}"])
     assert exc.value.code == 2
     assert "expected i/N" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="GNU make is not installed")
+def test_the_readme_makefile_recipe_builds_the_library(tmp_path, toolchain):
+    """The README's `make -j` recipe, run as written (the commands through this interpreter)."""
+    readme = (_ROOT / "README.md").read_text()
+    recipe = readme.split("```make\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "Makefile").write_text(recipe)
+    logic = tensile_lite.sample.path()
+    py = sys.executable
+    env = {**os.environ, "PYTHONPATH": str(_ROOT)}
+    done = subprocess.run(["make", "-j2", "-C", str(tmp_path), "N=3", f"TCL={py} -m tensile_lite.tcl",
+                           f"MERGE={py} -m tensile_lite merge", f"LOGIC={logic}", f"FLAGS={ARCHS}"],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(p.name for p in (tmp_path / "shards").iterdir()) == ["1", "2", "3"]
+    assert tcl(logic, tmp_path / "one", ARCHS) == 0
+    assert library_bytes(tmp_path / "build" / "Tensile") == library_bytes(tmp_path / "one")
