@@ -299,7 +299,11 @@ class _CacheTally:
             if cache.root in done or cache.max_size is None:
                 continue
             done.add(cache.root)
-            removed, removed_bytes, held = cache.evict()
+            try:
+                removed, removed_bytes, held = cache.evict()
+            except OSError as exc:  # a cache we cannot trim costs disk, not the build
+                log(1, f"warning: kernel cache {cache.root}: eviction failed: {exc.strerror or exc}")
+                continue
             log(1, f"kernel cache {cache.root}: {self.cached} of {self.objects} kernel objects from the cache, "
                    f"{self.objects - self.cached} assembled; {removed} entries evicted "
                    f"({removed_bytes / 2**20:.2f} MiB), {held / 2**20:.2f} MiB held (limit "
