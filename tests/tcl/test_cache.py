@@ -157,6 +157,17 @@ def test_merge_names_what_is_missing_or_mismatched(tmp_path, toolchain, capsys):
     capsys.readouterr()
     assert cli(["merge", *(str(tmp_path / f"s{i}") for i in (1, 2, 3)), str(tmp_path / "out")]) == 2
     assert "built from different inputs" in capsys.readouterr().err
+    # the complete set, merged against a logic tree whose bytes changed since the shards were built
+    assert tcl(logic, tmp_path / "s2", ARCHS, "--shard=2/3") == 0
+    changed = tmp_path / "logic"
+    shutil.copytree(logic, changed)
+    first = sorted(changed.rglob("*.yaml"))[0]
+    first.write_text(first.read_text() + "\n# edited\n")
+    capsys.readouterr()
+    shards = [str(tmp_path / f"s{i}") for i in (1, 2, 3)]
+    assert cli(["merge", *shards, str(tmp_path / "out"), f"--logic-path={changed}"]) == 2
+    assert "differ from those the shards were built from" in capsys.readouterr().err
+    assert cli(["merge", *shards, str(tmp_path / "out")]) == 0
 
 
 def test_the_partition_depends_only_on_the_kernels():
