@@ -41,7 +41,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     failed = 0
     for scenario in chosen:
         print(f"running {scenario.name} ...", file=sys.stderr, flush=True)
-        result = scenarios.run_scenario(scenario, interval=args.interval, keep_work=args.keep_work)
+        result = scenarios.run_scenario(scenario, interval=args.interval, keep_work=args.keep_work,
+                                        logic_root=args.logic_root)
         if not args.no_write:
             path = store.write_result(args.results, result)
             print(f"  wrote {path}", file=sys.stderr)
@@ -71,6 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--keep-work", action="store_true", help="keep each scenario's temporary work folder")
     run.add_argument("--no-write", action="store_true", help="print figures without writing JSON")
     run.add_argument("--report", action="store_true", help="regenerate the report afterwards")
+    run.add_argument("--logic-root", type=Path, default=None,
+                     help="a hipBLASLt logic tree (library/src/amd_detail/rocblaslt/src/Tensile/Logic/asm_full) "
+                          "for the scenarios that build one, e.g. whole-gfx942; they skip without it")
     run.set_defaults(func=cmd_run)
     rep = sub.add_parser("report", help="write results/REPORT.md and a PNG of the latest build")
     rep.add_argument("--no-plot", action="store_true", help="skip the PNG")

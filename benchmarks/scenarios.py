@@ -43,6 +43,7 @@ class Skip(Exception):
 class Context:
     work_root: Path
     interval: float = 0.1
+    logic_root: Path | None = None  # `run --logic-root`: a logic tree of the scenarios that take one
 
     def work(self, name: str) -> Path:
         path = self.work_root / name
@@ -512,14 +513,15 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def run_scenario(scenario: Scenario, *, interval: float = 0.1, keep_work: bool = False) -> dict[str, Any]:
+def run_scenario(scenario: Scenario, *, interval: float = 0.1, keep_work: bool = False,
+                 logic_root: Path | None = None) -> dict[str, Any]:
     """Run one scenario in a fresh work folder and wrap its figures with the machine and git state."""
     started = _now()
     t0 = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix=f"tl-bench-{scenario.name}-"))
     body: dict[str, Any]
     try:
-        body = dict(scenario.func(Context(work, interval)))
+        body = dict(scenario.func(Context(work, interval, logic_root)))
         status, reason = body.pop("status", "ok"), body.pop("reason", None)
     except Skip as why:
         body, status, reason = {}, "skipped", str(why)

@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import collections
+import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import attrs
 
+from tensile_lite import shard as sharding
 from tensile_lite.asm.gemm import Decision, GemmKernel, decide, runtime_overrides_read
 from tensile_lite.asm.gemm.abi import splits_for_conversion
 from tensile_lite.asm.gemm.postgsu import ConversionKernel
 from tensile_lite.codeobj.assemble import assemble, link
+from tensile_lite.codeobj.cache import KernelCache, assembler_identity
 from tensile_lite.codeobj.finish import finish_for
-from tensile_lite.codeobj.pipeline import BuildOptions, KernelSource, build_code_objects, usable_jobs
+from tensile_lite.codeobj.pipeline import (
+    BuildOptions,
+    BuildReport,
+    KernelSource,
+    build_code_objects,
+    usable_jobs,
+)
 from tensile_lite.codeobj.pipeline import LibraryPlan as CodeObjectPlan
 from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
 from tensile_lite.codeobj.trivial import TrivialKernel
@@ -211,11 +220,32 @@ def build_library(req: TclRequest, staging: Path, log: Log,
                 for tc in dict.fromkeys(toolchains.values())}
     for arch, tc in toolchains.items():
         log(2, f"toolchain for {arch}: {tc.describe()}")
-    kernels_total = 0
+    sharded = req.shard is not None or bool(req.merge_from)
+    identities = ({tc: assembler_identity(tc) for tc in dict.fromkeys(toolchains.values())}
+                  if req.cache_dir or sharded else {})
+    caches = {tc: KernelCache(req.cache_dir, ident, req.cache_max_size) for tc, ident in identities.items()
+              if req.cache_dir}
     jobs, note = usable_jobs(req.jobs)
     if note:
         log(1, note)
     tmp_parent = Path(tempfile.gettempdir())
+    kernels_of = {ap.arch: [name for p in ap.placeholders if p.solutions for name in p.kernel_names]
+                  for ap in plan.archs}
+    main_caches: dict[Toolchain, KernelCache | None] = dict(caches)
+    if sharded:
+        inputs = sharding.inputs_digest(req, logic)
+        assemblers = {arch: identities[tc] for arch, tc in toolchains.items()}
+        every = [(ap.arch, name) for ap in plan.archs for name in dict.fromkeys(kernels_of[ap.arch])]
+        if req.shard is not None:
+            return _build_shard(req, plan, every, inputs, assemblers, toolchains, caches, jobs, tmp_parent,
+                                staging, kernel_source, verdict, failed_dir, log, files, folders, logic)
+        shards = sharding.read_shards([Path(f) for f in req.merge_from])
+        sharding.check_merge(shards, inputs, assemblers, every)
+        # the shards' objects are this build's only source of kernel objects: nothing is assembled or stored
+        main_caches = {tc: KernelCache(shards[0].objects, ident, None, [s.objects for s in shards[1:]],
+                                       writable=False) for tc, ident in identities.items()}
+    kernels_total = 0
+    stats = _CacheTally()
     for ap in plan.archs:
         co_plans = [CodeObjectPlan(p.name, ap.arch, p.kernel_names) for p in ap.placeholders if p.solutions]
         toolchain = toolchains[ap.arch]
@@ -224,13 +254,14 @@ def build_library(req: TclRequest, staging: Path, log: Log,
             options = BuildOptions(jobs=jobs, code_object_version=req.code_object_version,
                                    keep_build_tmp=req.keep_build_tmp, tmp_parent=tmp_parent,
                                    progress="auto" if req.verbose >= 1 else "off", tool_timeout=req.tool_timeout,
-                                   failed_dir=failed_dir, finish=finishes[toolchain])
-            build_code_objects(toolchain, sources, co_plans, staging, options)
+                                   failed_dir=failed_dir, finish=finishes[toolchain],
+                                   cache=main_caches.get(toolchain), assemble_missing=not req.merge_from)
+            stats.add(build_code_objects(toolchain, sources, co_plans, staging, options), log)
             place_code_objects(library, interface, ap)
             kernels_total += len(ap.kernels)
         helper_options = BuildOptions(jobs=jobs, code_object_version=req.code_object_version,
                                       tmp_parent=tmp_parent, progress="off", tool_timeout=req.tool_timeout,
-                                      failed_dir=failed_dir)
+                                      failed_dir=failed_dir, cache=caches.get(toolchain))
         folder = arch_folder(interface, ap.arch)
         write_helper_code_object(toolchain, ap, library / in_folder(folder, helper_code_object(ap.arch)),
                                  helper_options)
@@ -239,7 +270,80 @@ def build_library(req: TclRequest, staging: Path, log: Log,
         files += [in_folder(folder, name) for name in _code_object_names(ap)]
     # after every architecture: a 7.0-7.2 mapping covers them all
     files += [p.relative_to(library).as_posix() for p in write_mappings(plan, library, req.library_format)]
+    stats.finish(caches.values(), log)
+    if req.merge_from:
+        log(1, f"merge: {stats.cached} of {stats.objects} kernel objects from {len(req.merge_from)} shard(s), "
+               f"{stats.objects - stats.cached} assembled")
     return _summary(files, logic, plan, kernels_total, folders, req.library_format)
+
+
+class _CacheTally:
+    """What the kernel cache did over a build's code objects, logged at its end."""
+
+    def __init__(self) -> None:
+        self.objects = 0
+        self.cached = 0
+
+    def add(self, report: BuildReport, log: Log) -> None:
+        self.objects += report.kernels_assembled
+        self.cached += report.kernels_cached
+        for note in report.cache_notes:
+            log(2, f"kernel cache: {note}")
+        if report.cache_notes:
+            log(1, f"kernel cache: {len(report.cache_notes)} problem(s) met and worked around (--verbose 2 names them)")
+
+    def finish(self, caches: Iterable[KernelCache], log: Log) -> None:
+        """Evict each cache folder down to its limit (once per folder) and say what the cache did."""
+        done: set[Path] = set()
+        for cache in caches:
+            if cache.root in done or cache.max_size is None:
+                continue
+            done.add(cache.root)
+            try:
+                removed, removed_bytes, held = cache.evict()
+            except OSError as exc:  # a cache we cannot trim costs disk, not the build
+                log(1, f"warning: kernel cache {cache.root}: eviction failed: {exc.strerror or exc}")
+                continue
+            log(1, f"kernel cache {cache.root}: {self.cached} of {self.objects} kernel objects from the cache, "
+                   f"{self.objects - self.cached} assembled; {removed} entries evicted "
+                   f"({removed_bytes / 2**20:.2f} MiB), {held / 2**20:.2f} MiB held (limit "
+                   f"{cache.max_size / 2**20:.0f} MiB)")
+
+
+def _build_shard(req: TclRequest, plan: LibraryPlan, every: list[sharding.KernelId], inputs: str,
+                 assemblers: dict[str, str], toolchains: dict[str, Toolchain], caches: dict[Toolchain, KernelCache],
+                 jobs: int, tmp_parent: Path, staging: Path, kernel_source: Callable[..., KernelSource],
+                 verdict: Callable[[Solution], Decision], failed_dir: Path | None, log: Log, files: list[str],
+                 folders: tuple[str, ...], logic: list[LogicFile]) -> BuildSummary:
+    """Shard i of N: this shard's kernels assembled (or taken from the kernel cache) into
+    `OutputPath/objects`, then the manifest; no library."""
+    assert req.shard is not None
+    index, count = req.shard
+    entries = {ap.arch: ap.kernels for ap in plan.archs}
+    owner = sharding.assign([(kid, sharding.kernel_cost(entries[kid[0]][kid[1]].solution)) for kid in every], count)
+    mine = [kid for kid in every if owner[kid] == index]
+    folder = Path(req.output_path)
+    (folder / sharding.MANIFEST).unlink(missing_ok=True)  # an older shard's manifest must not outlive its objects
+    shutil.rmtree(folder / sharding.OBJECTS, ignore_errors=True)
+    stats = _CacheTally()
+    for ap in plan.archs:
+        names = [name for arch, name in mine if arch == ap.arch]
+        if not names:
+            continue
+        toolchain = toolchains[ap.arch]
+        user = caches.get(toolchain)
+        store = KernelCache(folder / sharding.OBJECTS, assemblers[ap.arch], None, [user.root] if user else [])
+        sources = (kernel_source(ap.kernels[n].solution, n, code_object_version=req.code_object_version,
+                                 decision=verdict(ap.kernels[n].solution)) for n in names)
+        options = BuildOptions(jobs=jobs, code_object_version=req.code_object_version, tmp_parent=tmp_parent,
+                               progress="auto" if req.verbose >= 1 else "off", tool_timeout=req.tool_timeout,
+                               failed_dir=failed_dir, cache=store, link=False)
+        stats.add(build_code_objects(toolchain, sources, [CodeObjectPlan(f"shard-{ap.arch}", ap.arch, names)],
+                                     staging, options), log)
+    sharding.write_manifest(folder, req, inputs, assemblers, mine)
+    log(1, f"shard {index}/{count}: {len(mine)} of {len(every)} kernels in {folder / sharding.OBJECTS} "
+           f"({stats.cached} from the kernel cache)")
+    return _summary(files, logic, plan, len(mine), folders, req.library_format)
 
 
 def _code_object_names(ap: ArchPlan) -> list[str]:
@@ -278,6 +382,9 @@ def check_request(req: TclRequest, interface: Interface) -> None:
         raise TensileLiteError("--no-lazy-library-loading is not supported yet (it needs one master "
                                f"TensileLibrary_<gfx> holding every solution); drop the flag: {interface.name}'s "
                                "runtime loads the lazy libraries this build writes")
+    if req.shard is not None and (req.manifest_only or req.merge_from):
+        raise TensileLiteError("--shard builds objects only: it goes with neither --generate-manifest-and-exit "
+                               "nor a merge")
     if req.library_format not in FORMATS:
         raise TensileLiteError(f"--library-format {req.library_format} is not supported yet; use one of "
                                f"{', '.join(FORMATS)} (default for {interface.name}: "

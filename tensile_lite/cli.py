@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "inspect_dat",
     "coverage",
     "verify_library",
+    "merge",
 )
 
 

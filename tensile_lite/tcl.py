@@ -88,7 +88,9 @@ def run(req: TclRequest) -> int:
         with private_dir(out, "staging") as staging:
             summary = build_library(req, staging, log=lambda level, msg: _log(req, level, msg),
                                     failed_dir=out / FAILED_KERNELS)
-            if req.manifest_only:  # the files it lists are not made: only the stamp is written
+            if req.shard is not None:  # a shard folder: its objects and manifest are written; no library
+                pass
+            elif req.manifest_only:  # the files it lists are not made: only the stamp is written
                 (out / "library").mkdir(parents=True, exist_ok=True)
                 _write_manifest(out / "library", summary.files)
             else:

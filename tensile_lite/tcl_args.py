@@ -8,12 +8,14 @@ verbose log, never an error, so hipBLASLt's build calls us unchanged.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from typing import NoReturn
 
 import attrs
 
+from tensile_lite.codeobj.cache import CACHE_ENV, DEFAULT_MAX_SIZE, parse_size
 from tensile_lite.codeobj.proc import DEFAULT_TOOL_TIMEOUT
 from tensile_lite.errors import EXIT_INPUT, BuildError, UnknownArchitecture, exit_codes_help
 from tensile_lite.interfaces import HIPBLASLT_2024, INTERFACES, get_interface
@@ -84,6 +86,20 @@ def _jobs(value: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number of jobs, got {value!r}") from None
 
 
+def _size(value: str) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _shard(value: str) -> tuple[int, int]:
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise argparse.ArgumentTypeError(f"expected i/N with 1 <= i <= N (e.g. 2/4), got {value!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
 def build_parser(default_interface: str = HIPBLASLT_2024, prog: str = "TensileCreateLibrary") -> argparse.ArgumentParser:
     """The command line; `default_interface` is the one served when --interface is not given (each entry
     point passes its own)."""
@@ -145,6 +161,18 @@ def build_parser(default_interface: str = HIPBLASLT_2024, prog: str = "TensileCr
     p.add_argument("--assembler", default=None, help="clang with the AMDGPU backend (default: searched)")
     p.add_argument("--linker", default=None, help="ld.lld (default: next to the assembler)")
     p.add_argument("--debug", action="store_true", help="show a traceback on errors")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help=f"kernel cache: assembled kernels are looked up here and stored after assembling, so a "
+                        f"rebuild only assembles what changed (default: ${CACHE_ENV}, else no cache); shared "
+                        "safely by concurrent builds")
+    p.add_argument("--no-cache", action="store_true", help=f"use no kernel cache, even if ${CACHE_ENV} is set")
+    p.add_argument("--cache-max-size", type=_size, default=DEFAULT_MAX_SIZE, metavar="SIZE",
+                   help="the kernel cache's size limit (2G, 500M, bytes): the least recently used kernels are "
+                        f"removed at the end of a build (default {DEFAULT_MAX_SIZE // 2**30}G; 0: keep none)")
+    p.add_argument("--shard", type=_shard, default=None, metavar="I/N",
+                   help="build only the I-th of N deterministic, cost-balanced parts of the kernels into "
+                        "OutputPath as a shard folder (objects and a manifest, no library); "
+                        "`tensile-lite merge` makes the library from all N")
     p.add_argument("--tool-timeout", type=_seconds, default=DEFAULT_TOOL_TIMEOUT, metavar="SECONDS",
                    help=f"time limit of each assembler and linker call (default {DEFAULT_TOOL_TIMEOUT:g}; "
                         "0: none); a call over it fails the build naming the kernel")
@@ -232,6 +260,10 @@ class TclRequest:
     offload_bundler: str | None = None     # clang-offload-bundler to compress with (default: searched)
     experimental: bool = False             # read logic files below an `Experimental` folder too
     lazy_loading: bool = True              # 7.x's --no-lazy-library-loading turns it off
+    cache_dir: str | None = None           # the kernel cache (codeobj/cache.py); None: none
+    cache_max_size: int = DEFAULT_MAX_SIZE
+    shard: tuple[int, int] | None = None   # (i, N): build the i-th of N parts of the kernels into a shard folder
+    merge_from: tuple[str, ...] = ()       # shard folders whose objects make this build's kernels (merge)
 
 
 def check_library_format(fmt: str) -> str:
@@ -257,4 +289,6 @@ def to_request(ns: argparse.Namespace, default_interface: str = HIPBLASLT_2024) 
         ignored=ignored, tool_timeout=ns.tool_timeout, lock_timeout=ns.lock_timeout or 0.0,
         interface=ns.interface or default_interface, compress=ns.compress, offload_bundler=ns.offload_bundler,
         experimental=ns.experimental, lazy_loading=ns.lazy_loading,
+        cache_dir=None if ns.no_cache else (ns.cache_dir or os.environ.get(CACHE_ENV) or None),
+        cache_max_size=ns.cache_max_size, shard=ns.shard,
     )

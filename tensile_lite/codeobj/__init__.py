@@ -5,6 +5,7 @@ toolchain finding clang/ld.lld, its fingerprint, per-target version checks
 probe     verifying the table against the real assembler, cached on disk
 assemble  one kernel text -> object (stdin), objects -> shared code object
 worker    the per-kernel task run in worker processes; the KernelSource protocol
+cache     the content-addressed kernel cache: checksummed objects by key, LRU eviction to a size limit
 pipeline  the streaming build: kernels in, one `.co` per library out
 finish    the one step between linking a `.co` and publishing it: as it is, or compressed (ROCm 7.x)
 bundler   finding clang-offload-bundler, checking it compresses, compressing one code object

@@ -31,6 +31,7 @@ from typing import Any, TextIO
 import attrs
 
 from tensile_lite.codeobj.assemble import CODE_OBJECT_VERSIONS, LINK_BATCH, link
+from tensile_lite.codeobj.cache import KernelCache
 from tensile_lite.codeobj.elf import check_kernels, read_code_object
 from tensile_lite.codeobj.finish import CodeObjectFinish, finish_code_object
 from tensile_lite.codeobj.proc import DEFAULT_TOOL_TIMEOUT
@@ -141,6 +142,9 @@ class BuildOptions:
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT  # seconds per assembler/linker call; None: no limit
     failed_dir: Path | None = None  # where a failing kernel's text is kept; default: `<out>/failed-kernels`
     finish: CodeObjectFinish = attrs.field(factory=CodeObjectFinish)  # how a linked `.co` is published
+    cache: KernelCache | None = None  # the kernel cache (cache.py): objects looked up first, stored after assembling
+    assemble_missing: bool = True  # False: every object must come from the cache (a merge of shards)
+    link: bool = True  # False: objects only (a shard build fills its store), no `.co` written
 
 
 @attrs.frozen(slots=True)
@@ -154,6 +158,8 @@ class BuildReport:
     libraries: tuple[Path, ...]
     kernels_unused: tuple[str, ...] = ()  # supplied but in no library, so not assembled
     build_tmp: Path | None = None  # set when keep_build_tmp kept it
+    kernels_cached: int = 0  # of kernels_assembled, taken from the kernel cache (no assembler run)
+    cache_notes: tuple[str, ...] = ()  # corrupt entries found and rebuilt, a cache that could not be written
 
     @property
     def kernels_per_second(self) -> float:
@@ -162,7 +168,9 @@ class BuildReport:
     def summary(self) -> str:
         kept = f"; build files kept in {self.build_tmp}" if self.build_tmp else ""
         unused = f"; {len(self.kernels_unused)} kernel(s) in no library skipped" if self.kernels_unused else ""
-        return (f"code objects: {self.kernels_assembled} kernels assembled, {self.libraries_linked} "
+        cached = (f" ({self.kernels_cached} taken from the kernel cache, {self.kernels_assembled - self.kernels_cached} "
+                  "by the assembler)" if self.kernels_cached else "")
+        return (f"code objects: {self.kernels_assembled} kernels assembled{cached}, {self.libraries_linked} "
                 f"libraries linked ({_mib(self.output_bytes)}) in {self.wall_seconds:.1f} s "
                 f"({self.kernels_per_second:.1f} kernels/s, jobs {self.jobs}); peak temporary disk "
                 f"{_mib(self.peak_tmp_bytes)}{unused}{kept}")
@@ -203,6 +211,8 @@ class _Ledger:
         self.objects: dict[_KernelKey, tuple[Path, int]] = {}
         self.submitted: set[_KernelKey] = set()
         self.unused: list[str] = []
+        self.cached = 0
+        self.cache_notes: list[str] = []
         self.tmp_bytes = 0
         self.peak_tmp_bytes = 0
 
@@ -265,10 +275,12 @@ class _Builder:
         obj_dir.mkdir(exist_ok=True)
         return AssembleTask(source, self.toolchain, obj_dir, self.failed_dir,
                             self.options.code_object_version, self.options.keep_build_tmp,
-                            self.options.tool_timeout)
+                            self.options.tool_timeout, self.options.cache, self.options.assemble_missing)
 
     def handle(self, result: AssembleResult) -> None:
         arch = bare_gfx(result.arch)
+        if result.cache_note:
+            self.ledger.cache_notes.append(f"{result.name} ({arch}): {result.cache_note}")
         if result.error is not None or result.object_path is None:
             where = f"\n  its assembly text is in {result.failed_text}" if result.failed_text else ""
             error = {"tool": ToolFailure, "disk": DiskFull}.get(result.failure, BuildError)
@@ -276,11 +288,15 @@ class _Builder:
         key = (arch, result.name)
         self.ledger.objects[key] = (result.object_path, result.object_bytes)
         self.ledger.add_tmp(result.object_bytes + result.text_bytes_kept)
+        self.ledger.cached += result.cached
         self.progress.advance()
         for lib in self.ledger.users[key]:
             self.ledger.pending[lib.name] -= 1
             if self.ledger.pending[lib.name] == 0:
-                self.link_library(lib)
+                if self.options.link:
+                    self.link_library(lib)
+                else:
+                    self.release_objects(lib.arch, sorted(set(lib.kernel_names)))
 
     def link_library(self, lib: LibraryPlan) -> None:
         names = sorted(set(lib.kernel_names))
@@ -420,7 +436,8 @@ class _Builder:
             kernels_assembled=len(self.ledger.objects), libraries_linked=len(self.linked),
             wall_seconds=time.monotonic() - start, peak_tmp_bytes=self.ledger.peak_tmp_bytes,
             output_bytes=self.output_bytes, jobs=jobs, libraries=tuple(sorted(self.linked)),
-            kernels_unused=tuple(self.ledger.unused), build_tmp=self.tmp if keep else None)
+            kernels_unused=tuple(self.ledger.unused), build_tmp=self.tmp if keep else None,
+            kernels_cached=self.ledger.cached, cache_notes=tuple(self.ledger.cache_notes))
         self.progress.message(report.summary())
         return report
 

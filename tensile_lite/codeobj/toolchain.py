@@ -67,7 +67,7 @@ class Toolchain:
             with real.open("rb") as f:
                 for chunk in iter(lambda: f.read(1 << 20), b""):
                     h.update(chunk)
-        h.update(_version_text(self.assembler).encode())
+        h.update(version_text(self.assembler).encode())
         lib_dir = self.assembler.resolve().parent.parent / "lib"
         if lib_dir.is_dir():
             for lib in sorted(lib_dir.glob("lib*.so*")):
@@ -111,7 +111,7 @@ def _debian_suffix(name: str) -> str:
 _VERSION_TIMEOUT = 60.0  # seconds; `clang --version` answers in milliseconds unless something is wrong
 
 
-def _version_text(clang: Path) -> str:
+def version_text(clang: Path) -> str:
     try:
         return subprocess.run([str(clang), "--version"], capture_output=True, text=True, check=True,
                               timeout=_VERSION_TIMEOUT).stdout
@@ -122,7 +122,7 @@ def _version_text(clang: Path) -> str:
 
 
 def _version_of(clang: Path) -> tuple[int, int, int]:
-    out = _version_text(clang)
+    out = version_text(clang)
     m = re.search(r"version (\d+)\.(\d+)\.(\d+)", out)
     if not m:
         raise ToolchainError(f"cannot read the version of {clang}: {out.strip()[:200]}")

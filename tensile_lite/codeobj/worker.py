@@ -18,7 +18,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from tensile_lite.codeobj.assemble import assemble
+from tensile_lite.codeobj.assemble import assemble, assemble_argv
+from tensile_lite.codeobj.cache import KernelCache
 from tensile_lite.codeobj.proc import DEFAULT_TOOL_TIMEOUT, die_with_parent, kill_running_tools
 from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.errors import DiskFull, TensileLiteError, ToolFailure
@@ -32,7 +33,11 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.\-]")
 @runtime_checkable
 class KernelSource(Protocol):
     """What the pipeline needs of a kernel. Implementations are frozen and picklable, and
-    `assembly_text()` is a pure function of the object (it runs in a worker process)."""
+    `assembly_text()` is a pure function of the object (it runs in a worker process).
+
+    A source may also have `cache_identity() -> bytes | None`: bytes that, with the tensile-lite code,
+    determine its text exactly, so the kernel cache can be consulted before the text is rendered (cache.py).
+    Without it (or when it returns None) the cache is keyed by the text."""
 
     @property
     def name(self) -> str: ...
@@ -61,6 +66,8 @@ class AssembleTask:
     code_object_version: int
     keep_text: bool
     timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    cache: KernelCache | None = None  # where objects are looked up first and stored after assembling
+    assemble_missing: bool = True  # False (a merge): an object the cache lacks is an error, not assembled
 
 
 @attrs.frozen(slots=True)
@@ -74,6 +81,8 @@ class AssembleResult:
     failed_text: Path | None = None
     # "tool": the assembler failed, crashed or hung; "disk": it found the disk full; "build": our own code
     failure: str = "build"
+    cached: bool = False  # the object came from the kernel cache: no text rendered (if keyed by identity), no assembler
+    cache_note: str | None = None  # a corrupt entry found (and removed) on the way
 
 
 # The one piece of per-process state a worker holds: the semaphore bounding concurrent LLVM tool
@@ -108,16 +117,37 @@ def run_pooled_task(task: AssembleTask) -> AssembleResult:
 
 
 def run_task(task: AssembleTask, tool_slots: Any = None) -> AssembleResult:
-    """Render and assemble one kernel; failures come back as a result naming the kernel, not raised,
-    so the parent decides how to stop. `tool_slots` (a semaphore) is held only while clang runs."""
+    """Render and assemble one kernel (or take its object from the cache); failures come back as a result
+    naming the kernel, not raised, so the parent decides how to stop. `tool_slots` (a semaphore) is held
+    only while clang runs."""
     src = task.source
     base = file_base(src.name)
     obj = task.obj_dir / f"{base}.o"
+    cache, key = task.cache, None
+    notes: list[str] = []
+    flags = assemble_argv(task.toolchain, src.arch, Path("-"), code_object_version=task.code_object_version)[1:]
+    if cache is not None:
+        identity = getattr(src, "cache_identity", None)
+        content = identity() if callable(identity) else None
+        if content is not None:
+            key = cache.key(flags, "source", content)
+            hit = _fetch(cache, key, obj, src, notes)
+            if hit is not None:
+                return hit
     try:
         text = src.assembly_text()
     except Exception as exc:  # any generator bug becomes this kernel's build error, named
         return AssembleResult(src.name, src.arch, None,
                               error=f"generating its assembly text failed: {type(exc).__name__}: {exc}")
+    if cache is not None and key is None:
+        key = cache.key(flags, "text", text.encode())
+        hit = _fetch(cache, key, obj, src, notes)
+        if hit is not None:
+            return hit
+    note = "; ".join(notes) or None
+    if not task.assemble_missing:
+        return AssembleResult(src.name, src.arch, None, error="its object is in none of the shards merged "
+                              "(the shards do not cover this build's kernels)", cache_note=note)
     kept = 0
     if task.keep_text:
         (task.obj_dir / f"{base}.s").write_text(text)
@@ -129,8 +159,28 @@ def run_task(task: AssembleTask, tool_slots: Any = None) -> AssembleResult:
     except TensileLiteError as exc:
         failed, why = _keep_failed_text(task.failed_dir, base, text)
         return AssembleResult(src.name, src.arch, None, text_bytes_kept=kept, error=exc.message + why,
-                              failed_text=failed, failure=_failure_kind(exc))
-    return AssembleResult(src.name, src.arch, obj, obj.stat().st_size, kept)
+                              failed_text=failed, failure=_failure_kind(exc), cache_note=note)
+    if cache is not None and key is not None:
+        try:
+            cache.store(key, obj)
+        except OSError as exc:  # a cache that cannot be written costs speed, not the build
+            note = "; ".join([*notes, f"cannot store in the kernel cache {cache.root}: {exc.strerror or exc}"])
+    return AssembleResult(src.name, src.arch, obj, obj.stat().st_size, kept, cache_note=note)
+
+
+def _fetch(cache: KernelCache, key: str, obj: Path, src: KernelSource, notes: list[str]) -> AssembleResult | None:
+    """The result of a cache hit, or None (a corrupt entry found on the way is noted in `notes`)."""
+    try:
+        got = cache.fetch(key, obj)
+    except OSError as exc:
+        notes.append(f"cannot read the kernel cache {cache.root}: {exc.strerror or exc}")
+        return None
+    if got.corrupt:
+        notes.append(got.corrupt)
+    if not got.hit:
+        return None
+    return AssembleResult(src.name, src.arch, obj, obj.stat().st_size, cached=True,
+                          cache_note="; ".join(notes) or None)
 
 
 def _failure_kind(exc: TensileLiteError) -> str:

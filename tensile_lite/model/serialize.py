@@ -6,9 +6,11 @@ solution, and `to_dict(from_dict(d))` equals `d` up to that canonical spelling.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
 import msgpack
 
 from tensile_lite.errors import LogicError
@@ -62,3 +64,30 @@ def decode_solution(blob: bytes) -> Solution:
         raise LogicError(f"unknown solution encoding version {fmt}")
     return Solution.from_params(ProblemType.from_params(Params.from_mapping(pt)), Params.from_mapping(params),
                                 arch, index)
+
+
+def identity_bytes(value: Any) -> bytes:
+    """Canonical bytes of a model value: every field an attrs class is constructed from (recursively, derived
+    fields follow from them), Params in key order, enums by class and value, and plain scalars as msgpack
+    keeps them apart (True is not 1, 1.0 is not 1). Equal bytes mean equal content, so anything computed
+    from the value alone may be keyed by them (the kernel cache, codeobj/cache.py). A value of any other
+    type is a TypeError: it cannot be named this way."""
+    packed: bytes = msgpack.packb(_identity(value), use_bin_type=True)
+    return packed
+
+
+def _identity(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, float, str, bytes)):
+        return v
+    if isinstance(v, enum.Enum):
+        return ["enum", type(v).__qualname__, _identity(v.value)]
+    if isinstance(v, Params):
+        return ["params", [[k, _identity(x)] for k, x in v.items()]]
+    if isinstance(v, Mapping) and all(isinstance(k, str) for k in v):
+        return ["map", [[k, _identity(v[k])] for k in sorted(v)]]
+    if isinstance(v, (tuple, list)):
+        return ["seq", [_identity(x) for x in v]]
+    if attrs.has(type(v)):
+        return ["obj", type(v).__qualname__,
+                [[f.name, _identity(getattr(v, f.name))] for f in attrs.fields(type(v)) if f.init]]
+    raise TypeError(f"{type(v).__qualname__} has no canonical identity")

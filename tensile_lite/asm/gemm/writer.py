@@ -33,6 +33,7 @@ from tensile_lite.asm.gemm.support import Decision, Rejected, decide
 from tensile_lite.asm.kernel import KernelSpec, kernel_header, kernel_trailer
 from tensile_lite.errors import BuildError, Where
 from tensile_lite.model import Solution, kernel_key
+from tensile_lite.model.serialize import identity_bytes
 
 KERN_ARGS_VERSION = 2
 
@@ -106,3 +107,11 @@ class GemmKernel:
     def assembly_text(self) -> str:
         return generate(self.solution, self.name, code_object_version=self.code_object_version,
                         decision=self.decision)
+
+    def cache_identity(self) -> bytes | None:
+        """What the text is a pure function of, given the writer's code (the kernel cache adds that): the
+        solution's every field, the name and the code object version; `decision` follows from the solution."""
+        try:
+            return identity_bytes(["gemm", 1, self.name, self.code_object_version, self.solution])
+        except TypeError:  # a field of no canonical form: the cache keys this kernel by its text instead
+            return None
