@@ -11,7 +11,7 @@ as setup.thread_addresses, local_write.write_tile and local_read.read_step compu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 BANKS = 32
 BANK_BYTES = 4
@@ -48,8 +48,10 @@ def access_clocks(addresses: Sequence[int], nbytes: int) -> int:
     return clocks
 
 
-def layout_clocks(stride: int, bpe: int, writes: Sequence[tuple[Sequence[tuple[int, int]], int]],
-                  reads: Sequence[tuple[Sequence[tuple[int, int]], int]]) -> int:
+Accesses = Sequence[tuple[Sequence[tuple[int, int]], int]]
+
+
+def layout_clocks(stride: int, bpe: int, writes: Accesses, reads: Accesses) -> int:
     """Clocks of every access, each given as per-lane (row, column) element coordinates and its width in
     bytes, with rows `stride` elements apart."""
     total = 0
@@ -59,15 +61,14 @@ def layout_clocks(stride: int, bpe: int, writes: Sequence[tuple[Sequence[tuple[i
     return total
 
 
-def best_stride(depth_u: int, unit: int, bpe: int, writes: Sequence[tuple[Sequence[tuple[int, int]], int]],
-                reads: Sequence[tuple[Sequence[tuple[int, int]], int]]) -> int:
-    """The row stride (DepthU plus a multiple of `unit` elements, at most MAX_PAD_BYTES of padding) whose
-    accesses take the fewest clocks; the least padding among equals."""
-    base = -(-depth_u // unit) * unit
+def best_stride(base: int, unit: int, bpe: int, writes: Callable[[int], Accesses], reads: Accesses) -> int:
+    """The row stride (the unpadded `base` plus a multiple of `unit` elements, at most MAX_PAD_BYTES of
+    padding) whose accesses take the fewest clocks; the least padding among equals. `writes` gives the
+    writes for a stride (their widths depend on how the stride aligns rows)."""
     best, best_clocks = base, None
     pad = 0
     while pad * bpe <= MAX_PAD_BYTES:
-        clocks = layout_clocks(base + pad, bpe, writes, reads)
+        clocks = layout_clocks(base + pad, bpe, writes(base + pad), reads)
         if best_clocks is None or clocks < best_clocks:
             best, best_clocks = base + pad, clocks
         pad += unit

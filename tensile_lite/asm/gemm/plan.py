@@ -100,6 +100,13 @@ class OperandPlan:
         return self.tile * self.lds_stride * self.lds_bpe
 
     @property
+    def write_bytes(self) -> int:
+        """Bytes of each LDS write of a K-contiguous load: the loaded vector, split into the widest
+        pieces the row stride keeps aligned (padding may leave rows 8- or 4-byte aligned only)."""
+        row = self.lds_stride * self.lds_bpe
+        return min(self.vector * self.lds_bpe, row & -row, MAX_VECTOR_BYTES)
+
+    @property
     def contiguous_size(self) -> int:
         return self.depth_u if self.k_contiguous else self.tile
 
@@ -248,16 +255,27 @@ def _lds_stride(depth_u: int, pad: int, unit: int) -> int:
     return -(-stride // unit) * unit
 
 
-def _padded_stride(op: OperandPlan, unit: int, wave: int) -> int:
+def _read_unit(op: OperandPlan) -> int:
+    """Elements a padded row stride is a multiple of: every MFMA input read stays aligned to its width,
+    and rows stay dword aligned."""
+    return max(op.k_per_lane, 4 // op.lds_bpe, 1)
+
+
+def _padded_stride(op: OperandPlan, wave: int) -> int:
     """Row stride with the padding that spreads wave 0's LDS writes and first k-step's reads over the
     banks best (lds_pad.py), from the lane coordinates the writer's setup gives each access."""
     starts = [_write_origin(op, t) for t in range(wave)]
-    writes: list[tuple[list[tuple[int, int]], int]] = []
-    for cc, oc in op.load_offsets:
-        if op.k_contiguous:
-            writes.append(([(o + oc, c + cc) for c, o in starts], op.vector * op.lds_bpe))
-        else:
-            writes += [([(c + cc + el, o + oc) for c, o in starts], op.lds_bpe) for el in range(op.vector)]
+
+    def writes(stride: int) -> list[tuple[list[tuple[int, int]], int]]:
+        out: list[tuple[list[tuple[int, int]], int]] = []
+        piece = attrs.evolve(op, lds_stride=stride).write_bytes // op.lds_bpe
+        for cc, oc in op.load_offsets:
+            if op.k_contiguous:
+                out += [([(o + oc, c + cc + p) for c, o in starts], piece * op.lds_bpe)
+                        for p in range(0, op.vector, piece)]
+            else:
+                out += [([(c + cc + el, o + oc) for c, o in starts], op.lds_bpe) for el in range(op.vector)]
+        return out
     run_bytes = op.k_per_lane * op.lds_bpe
     width = min(run_bytes, MAX_VECTOR_BYTES)
     origins = [(lane % op.mi_size, (lane // op.mi_size) * op.k_per_lane if op.k_groups > 1 else 0)
@@ -265,7 +283,7 @@ def _padded_stride(op: OperandPlan, unit: int, wave: int) -> int:
     reads = [([(row + t * op.mi_size, k + c * op.k_groups * op.k_per_lane + part * width // op.lds_bpe)
                for row, k in origins], width)
              for t in range(op.wave_tile) for c in range(op.k_runs) for part in range(run_bytes // width)]
-    return best_stride(op.depth_u, unit, op.lds_bpe, writes, reads)
+    return best_stride(op.lds_stride, _read_unit(op), op.lds_bpe, writes, reads)
 
 
 def _write_origin(op: OperandPlan, tid: int) -> tuple[int, int]:
@@ -363,7 +381,7 @@ def build_plan(sol: Solution) -> GemmPlan:
                          lds_stride=stride, mi_size=mi_size, wave_tile=wt, wave_group=wg,
                          k_per_lane=k_per_lane, mfma_regs=mfma.a_regs if name == "A" else mfma.b_regs,
                          k_runs=lanes.runs, k_groups=lanes.groups)
-        op = attrs.evolve(op, lds_stride=_padded_stride(op, unit, lanes.wave))
+        op = attrs.evolve(op, lds_stride=_padded_stride(op, lanes.wave))
         operands.append(op)
         lds_base += -(-op.lds_bytes // 16) * 16
     a, b = operands
@@ -374,7 +392,7 @@ def build_plan(sol: Solution) -> GemmPlan:
     pads = [(a.lds_stride - depth_u, b.lds_stride - depth_u)]
     while pads[-1] != (0, 0):
         pads.append((pads[-1][0] // 2, pads[-1][1] // 2))
-    units = [max(op.vector if op.k_contiguous else 1, k_per_lane) for op in (a, b)]
+    units = [_read_unit(op) for op in (a, b)]
     for pad_a, pad_b in pads:
         a = attrs.evolve(a, lds_stride=_lds_stride(depth_u, pad_a, units[0]))
         b = attrs.evolve(b, lds_stride=_lds_stride(depth_u, pad_b, units[1]), lds_base=-(-a.lds_bytes // 16) * 16)
