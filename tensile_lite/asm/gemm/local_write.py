@@ -1,6 +1,7 @@
 """Stage 3: the loaded tile from registers into LDS, K contiguous in every row.
 
-A vector that runs along K is one LDS write; a vector that runs along the free dimension is
+A vector that runs along K is one LDS write (or two or four, where row padding leaves rows only 8- or
+4-byte aligned); a vector that runs along the free dimension is
 scattered, one element per row (16-bit elements from either half of a register, bytes from any
 of its four). An operand stored in another format than the MFMA reads is converted first
 (convert.py), in place.
@@ -28,8 +29,10 @@ def write_tile(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
             convert_load(e, op, src)
         if op.k_contiguous:
             offset = (oc * op.lds_stride + cc) * bpe
-            data = src[0:max(1, op.vector * bpe // 4)]
-            e(isa.op(_WRITES[op.vector * bpe])(o.lds_write, data, mods=DS(offset=offset)))
+            piece = op.write_bytes
+            for at in range(0, max(op.vector * bpe, piece), piece):
+                data = src[at // 4:max(1, (at + piece) // 4)]
+                e(isa.op(_WRITES[piece])(o.lds_write, data, mods=DS(offset=offset + at)))
             continue
         for el in range(op.vector):
             offset = ((cc + el) * op.lds_stride + oc) * bpe

@@ -31,6 +31,7 @@ from tensile_lite.asm.gemm.features import (
 )
 from tensile_lite.asm.gemm.grouped import record_bytes, user_argument_offsets
 from tensile_lite.asm.gemm.lanes import LaneLayout, lane_layout
+from tensile_lite.asm.gemm.lds_pad import best_stride
 from tensile_lite.asm.matrix import MatrixInstruction
 from tensile_lite.model import DataType, Solution
 from tensile_lite.model.elements import format_bytes
@@ -97,6 +98,13 @@ class OperandPlan:
     @property
     def lds_bytes(self) -> int:
         return self.tile * self.lds_stride * self.lds_bpe
+
+    @property
+    def write_bytes(self) -> int:
+        """Bytes of each LDS write of a K-contiguous load: the loaded vector, split into the widest
+        pieces the row stride keeps aligned (padding may leave rows 8- or 4-byte aligned only)."""
+        row = self.lds_stride * self.lds_bpe
+        return min(self.vector * self.lds_bpe, row & -row, MAX_VECTOR_BYTES)
 
     @property
     def contiguous_size(self) -> int:
@@ -247,17 +255,43 @@ def _lds_stride(depth_u: int, pad: int, unit: int) -> int:
     return -(-stride // unit) * unit
 
 
-def _upstream_lds_bytes(sol: Solution, bpe: int) -> int | None:
-    """LDS of upstream's kernel for this solution, from the derived values logic files carry:
-    LdsNumElements (elements) when present, else the single-buffer layout's end (bytes)."""
-    p = sol.params
-    known = p.get("LdsNumElements")
-    if isinstance(known, int) and known > 0:
-        return known * bpe
-    offset_b, size_b = p.get("LdsOffsetB"), p.get("LdsNumElementsAlignedB")
-    if isinstance(offset_b, int) and isinstance(size_b, int) and offset_b > 0 and size_b > 0:
-        return offset_b + size_b
-    return None
+def _read_unit(op: OperandPlan) -> int:
+    """Elements a padded row stride is a multiple of: every MFMA input read stays aligned to its width,
+    and rows stay dword aligned."""
+    return max(op.k_per_lane, 4 // op.lds_bpe, 1)
+
+
+def _padded_stride(op: OperandPlan, wave: int) -> int:
+    """Row stride with the padding that spreads wave 0's LDS writes and first k-step's reads over the
+    banks best (lds_pad.py), from the lane coordinates the writer's setup gives each access."""
+    starts = [_write_origin(op, t) for t in range(wave)]
+
+    def writes(stride: int) -> list[tuple[list[tuple[int, int]], int]]:
+        out: list[tuple[list[tuple[int, int]], int]] = []
+        piece = attrs.evolve(op, lds_stride=stride).write_bytes // op.lds_bpe
+        for cc, oc in op.load_offsets:
+            if op.k_contiguous:
+                out += [([(o + oc, c + cc + p) for c, o in starts], piece * op.lds_bpe)
+                        for p in range(0, op.vector, piece)]
+            else:
+                out += [([(c + cc + el, o + oc) for c, o in starts], op.lds_bpe) for el in range(op.vector)]
+        return out
+    run_bytes = op.k_per_lane * op.lds_bpe
+    width = min(run_bytes, MAX_VECTOR_BYTES)
+    origins = [(lane % op.mi_size, (lane // op.mi_size) * op.k_per_lane if op.k_groups > 1 else 0)
+               for lane in range(wave)]
+    reads = [([(row + t * op.mi_size, k + c * op.k_groups * op.k_per_lane + part * width // op.lds_bpe)
+               for row, k in origins], width)
+             for t in range(op.wave_tile) for c in range(op.k_runs) for part in range(run_bytes // width)]
+    return best_stride(op.lds_stride, _read_unit(op), op.lds_bpe, writes, reads)
+
+
+def _write_origin(op: OperandPlan, tid: int) -> tuple[int, int]:
+    """(contiguous, other) coordinates of thread `tid`'s first load (setup.thread_addresses)."""
+    if op.o_fastest:
+        return (tid // op.other_size) * op.vector, tid % op.other_size
+    cv = op.contiguous_size // op.vector
+    return (tid % cv) * op.vector, tid // cv
 
 
 def _element_formats(sol: Solution, arch: Arch) -> tuple[tuple[DataType, str, str], ...]:
@@ -329,10 +363,10 @@ def build_plan(sol: Solution) -> GemmPlan:
     mt0, mt1 = sol.macro_tile
     operands = []
     lds_base = 0
-    for (name, tile, tlu, grvw, pad, mi_size, wt, wg), (mem_type, mem_fmt, mfma_fmt) in zip((
-            ("A", mt0, pt.tlu_a, sol.global_read_vector_width_a, sol.lds_pad_a, mfma.m, sol.mi_wave_tile[0],
+    for (name, tile, tlu, grvw, mi_size, wt, wg), (mem_type, mem_fmt, mfma_fmt) in zip((
+            ("A", mt0, pt.tlu_a, sol.global_read_vector_width_a, mfma.m, sol.mi_wave_tile[0],
              sol.mi_wave_group[0]),
-            ("B", mt1, pt.tlu_b, sol.global_read_vector_width_b, sol.lds_pad_b, mfma.n, sol.mi_wave_tile[1],
+            ("B", mt1, pt.tlu_b, sol.global_read_vector_width_b, mfma.n, sol.mi_wave_tile[1],
              sol.mi_wave_group[1])), formats, strict=True):
         k_contiguous = not tlu
         bpe = mem_type.num_bytes
@@ -340,24 +374,25 @@ def build_plan(sol: Solution) -> GemmPlan:
         vw, o_fastest, offsets = _global_mapping(name, k_contiguous, tile, depth_u, max(bpe, lds_bpe), grvw,
                                                  threads)
         unit = max(vw if k_contiguous else 1, k_per_lane)
-        stride = _lds_stride(depth_u, pad, unit)
+        stride = _lds_stride(depth_u, 0, unit)
         op = OperandPlan(name=name, bpe=bpe, lds_bpe=lds_bpe, mem_format=mem_fmt, mfma_format=mfma_fmt,
                          tile=tile, depth_u=depth_u, k_contiguous=k_contiguous,
                          vector=vw, o_fastest=o_fastest, load_offsets=offsets, lds_base=lds_base,
                          lds_stride=stride, mi_size=mi_size, wave_tile=wt, wave_group=wg,
                          k_per_lane=k_per_lane, mfma_regs=mfma.a_regs if name == "A" else mfma.b_regs,
                          k_runs=lanes.runs, k_groups=lanes.groups)
+        op = attrs.evolve(op, lds_stride=_padded_stride(op, lanes.wave))
         operands.append(op)
         lds_base += -(-op.lds_bytes // 16) * 16
     a, b = operands
     limit = min(MAX_LDS_BYTES, arch.lds_bytes)
-    # Padding only spreads rows over LDS banks. Keep it only while the layout stays within the
-    # target and within what upstream's kernel for this solution uses (LdsNumElements), if known.
-    budget = min(limit, _upstream_lds_bytes(sol, pt.data_type.num_bytes) or limit)
+    # Padding only spreads rows over LDS banks: it is halved until the layout fits what the target's
+    # LDS lets one kernel address, down to none (the unpadded layout, which fits or is refused below).
+    budget = limit
     pads = [(a.lds_stride - depth_u, b.lds_stride - depth_u)]
     while pads[-1] != (0, 0):
         pads.append((pads[-1][0] // 2, pads[-1][1] // 2))
-    units = [max(op.vector if op.k_contiguous else 1, k_per_lane) for op in (a, b)]
+    units = [_read_unit(op) for op in (a, b)]
     for pad_a, pad_b in pads:
         a = attrs.evolve(a, lds_stride=_lds_stride(depth_u, pad_a, units[0]))
         b = attrs.evolve(b, lds_stride=_lds_stride(depth_u, pad_b, units[1]), lds_base=-(-a.lds_bytes // 16) * 16)

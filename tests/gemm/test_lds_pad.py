@@ -1,0 +1,49 @@
+"""LDS row padding (asm/gemm/lds_pad.py, plan.py): the bank model, conflict-free reads on the layouts the
+writer builds, and the unpadded fallback when padding would not fit the target's LDS."""
+
+from __future__ import annotations
+
+import pytest
+
+from tensile_lite.asm.gemm import build_plan
+from tensile_lite.asm.gemm.lds_pad import access_clocks
+from tensile_lite.asm.gemm.plan import OperandPlan
+from tests.gemm.solutions import problem_type, solution
+
+
+def test_bank_model() -> None:
+    # consecutive dwords: 32 lanes per clock; one shared dword: broadcast; a 128-byte stride: one bank
+    assert access_clocks([4 * lane for lane in range(64)], 4) == 2
+    assert access_clocks([64] * 64, 4) == 2
+    assert access_clocks([128 * lane for lane in range(64)], 4) == 64
+    assert access_clocks([16 * lane for lane in range(64)], 16) == 8
+
+
+@pytest.mark.parametrize("trans", [(True, False), (False, False), (False, True), (True, True)])
+@pytest.mark.parametrize("types,mi", [("HHS", (16, 16, 16)), ("BBS", (32, 32, 8)), ("SS", (16, 16, 4))])
+def test_reads_are_spread_over_banks(types: str, mi: tuple[int, int, int], trans: tuple[bool, bool]) -> None:
+    plan = build_plan(solution(problem_type(types, *trans), mi=mi, wave_tile=(2, 2), depth_u=64))
+    for op in (plan.a, plan.b):
+        run = op.k_per_lane * op.lds_bpe
+        assert (op.lds_stride * op.lds_bpe) % run == 0  # every read stays aligned to its width
+        assert op.lds_stride > op.depth_u  # padded: a 128-byte row would put every lane in one bank
+        lanes = [(lane % op.mi_size, (lane // op.mi_size) * op.k_per_lane) for lane in range(64)]
+        width = min(run, 16)
+
+        def clocks(stride: int, op: OperandPlan = op, lanes: list[tuple[int, int]] = lanes, width: int = width) -> int:
+            return access_clocks([(row * stride + k) * op.lds_bpe for row, k in lanes], width)
+
+        # K-contiguous tiles: conflict-free (their writes split where padding leaves rows 8-byte aligned);
+        # transposed ones trade some read conflicts for their per-element writes; all far better unpadded
+        ideal = 64 * width // 128
+        assert clocks(op.lds_stride) == ideal if op.k_contiguous else clocks(op.lds_stride) <= 2 * ideal
+        assert op.write_bytes * (op.vector * op.lds_bpe // op.write_bytes) == op.vector * op.lds_bpe
+        assert clocks(op.lds_stride) * 2 <= clocks(op.depth_u)
+
+
+def test_padding_dropped_when_it_would_not_fit() -> None:
+    # two 256x32 f32 tiles fill 64 KiB exactly: any padding would overflow what ds offsets address
+    plan = build_plan(solution(problem_type("SS"), mi=(16, 16, 4), wave_tile=(8, 8), wave_group=(2, 2),
+                               depth_u=32))
+    assert (plan.a.lds_stride, plan.b.lds_stride) == (32, 32)
+    assert plan.lds_bytes <= 65536
