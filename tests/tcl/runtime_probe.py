@@ -138,6 +138,7 @@ class DevsetBuilds:
     once per session (the first test that asks pays for it)."""
     base: Path
     logic_root: Path
+    cache: Path
     _done: dict[str, ArchBuild] = attrs.field(factory=dict)
 
     def __call__(self, arch: str) -> ArchBuild:
@@ -149,7 +150,8 @@ class DevsetBuilds:
         cwd = self.base / arch / "cwd"  # CMake runs it from an empty <build>/library
         cwd.mkdir(parents=True)
         start = time.monotonic()
-        res = run_tcl(cmake_argv(self.logic_root, self.base / arch / "Tensile", arch, jobs=2), cwd)
+        res = run_tcl(cmake_argv(self.logic_root, self.base / arch / "Tensile", arch, 2,
+                                f"--cache-dir={self.cache}"), cwd)
         assert res.returncode == 0, res.stderr[-4000:]
         return ArchBuild(arch, Built(self.base / arch / "Tensile", cwd, res.stderr), time.monotonic() - start)
 

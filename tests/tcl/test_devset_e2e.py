@@ -113,13 +113,14 @@ def dev_logic(logic_dir: Path) -> DevLogic:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, toolchain, logic_dir: Path) -> Built:
-    """The four architectures in one run, from an empty working directory (CMake's is <build>/library)."""
+def built(tmp_path_factory: pytest.TempPathFactory, toolchain, logic_dir: Path, devset_kernel_cache: Path) -> Built:
+    """The four architectures in one run, from an empty working directory (CMake's is <build>/library), filling
+    the session's kernel cache."""
     base = tmp_path_factory.mktemp("devset")
     cwd = base / "cwd"
     cwd.mkdir()
     out = base / "Tensile"
-    res = run_tcl(cmake_argv(logic_dir, out, CMAKE_ARCHS, jobs=2), cwd)
+    res = run_tcl(cmake_argv(logic_dir, out, CMAKE_ARCHS, 2, f"--cache-dir={devset_kernel_cache}"), cwd)
     assert res.returncode == 0, res.stderr[-4000:]
     return Built(out, cwd, res.stderr)
 
