@@ -83,26 +83,22 @@ def _bounded(decompressor: Any, data: bytes) -> bytes:
     return bytes(out)
 
 
-def _gunzip(data: bytes) -> bytes:
-    d = zlib.decompressobj(wbits=31)  # gzip container
+def _unpack(decompressor: Any, errors: type[Exception], kind: str, data: bytes) -> bytes:
     try:
-        out = _bounded(d, data)
-    except zlib.error as exc:
-        raise _Bad(f"not a gzip stream ({exc})") from None
-    if not d.eof:
-        raise _Bad("truncated gzip stream")
+        out = _bounded(decompressor, data)
+    except errors as exc:
+        raise _Bad(f"not {kind} stream ({exc})") from None
+    if not decompressor.eof:
+        raise _Bad(f"truncated {kind.split()[-1]} stream")
     return out
+
+
+def _gunzip(data: bytes) -> bytes:
+    return _unpack(zlib.decompressobj(wbits=31), zlib.error, "a gzip", data)  # wbits 31: gzip container
 
 
 def _unxz(data: bytes) -> bytes:
-    d = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
-    try:
-        out = _bounded(d, data)
-    except lzma.LZMAError as exc:
-        raise _Bad(f"not an xz stream ({exc})") from None
-    if not d.eof:
-        raise _Bad("truncated xz stream")
-    return out
+    return _unpack(lzma.LZMADecompressor(format=lzma.FORMAT_XZ), lzma.LZMAError, "an xz", data)
 
 
 def _csv_rows(text: bytes) -> Rows:
