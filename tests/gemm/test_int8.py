@@ -115,11 +115,41 @@ def _dev_kernels() -> list[Solution]:
     return [s for s in sols if s.problem_type.data_type is DataType.I8]
 
 
-@pytest.mark.parametrize("sol", _dev_kernels(), ids=lambda s: f"{s.arch}-{s.problem_type.name}-{s.index}")
-def test_dev_set(sol: Solution, toolchain: Toolchain, kernel_dir: Path) -> None:
+def _spread(sols: list[Solution]) -> tuple[list[Solution], list[Solution]]:
+    """Per architecture and problem type, the smallest, middle and largest tile run by default; the rest
+    (same code paths, other sizes) are the slow sweep."""
+    groups: dict[tuple[str, str], list[Solution]] = {}
+    for s in sols:
+        groups.setdefault((s.arch, s.problem_type.name), []).append(s)
+    picked: list[Solution] = []
+    for group in groups.values():
+        group.sort(key=lambda s: (s.macro_tile, s.depth_u, s.index))
+        picked += [group[i] for i in sorted({0, len(group) // 2, len(group) - 1})]
+    return picked, [s for s in sols if not any(s is p for p in picked)]
+
+
+_SAMPLE, _REST = _spread(_dev_kernels())
+
+
+def _check_dev(sol: Solution, toolchain: Toolchain, kernel_dir: Path) -> None:
     mt0, mt1 = sol.macro_tile
     check(toolchain, kernel_dir, sol, [(harness.padded(sol.problem_type, mt0 + 3, mt1 + 5, sol.depth_u + 7, 2), 2.0, -3.0),
                                        (GemmProblem(mt0, mt1, sol.depth_u, 1), 1.0, 0.0)])
+
+
+def _sol_id(s: Solution) -> str:
+    return f"{s.arch}-{s.problem_type.name}-{s.index}"
+
+
+@pytest.mark.parametrize("sol", _SAMPLE, ids=_sol_id)
+def test_dev_set(sol: Solution, toolchain: Toolchain, kernel_dir: Path) -> None:
+    _check_dev(sol, toolchain, kernel_dir)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sol", _REST, ids=_sol_id)
+def test_dev_set_rest(sol: Solution, toolchain: Toolchain, kernel_dir: Path) -> None:
+    _check_dev(sol, toolchain, kernel_dir)
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx1201"])
