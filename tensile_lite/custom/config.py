@@ -58,7 +58,7 @@ def metadata_yaml(text: str) -> str:
 def parse_config(text: str) -> Params:
     """The `custom.config` block of a custom kernel's text, checked as upstream checks it."""
     try:
-        doc = yaml.load(metadata_yaml(text), Loader=_Loader)  # noqa: S506 - a safe loader
+        doc = yaml.load(metadata_yaml(text), Loader=_Loader)
     except yaml.YAMLError as exc:
         raise ConfigError(f"its metadata YAML cannot be read: {' '.join(str(exc).split())}") from None
     config = doc.get("custom.config") if isinstance(doc, Mapping) else None

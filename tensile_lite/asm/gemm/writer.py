@@ -30,8 +30,8 @@ from tensile_lite.asm.gemm.plan import GemmPlan
 from tensile_lite.asm.gemm.preload import enter
 from tensile_lite.asm.gemm.setup import setup
 from tensile_lite.asm.gemm.support import Decision, Rejected, decide
-from tensile_lite.custom.kernel import CustomBuild
 from tensile_lite.asm.kernel import KernelSpec, kernel_header, kernel_trailer
+from tensile_lite.custom.kernel import CustomBuild
 from tensile_lite.errors import BuildError, Where
 from tensile_lite.model import Solution, kernel_key
 from tensile_lite.model.serialize import identity_bytes
