@@ -19,6 +19,7 @@ from tensile_lite.library.formats import read_dat
 from tensile_lite.logic import read_logic_file
 from tensile_lite.model import Solution
 from tests.shared import dev_logic_files, shared_dir
+from tests.tcl.runtime_probe import find_probe, run_probe, runtime_faults
 from tests.tcl.test_build import tcl
 
 BBS = "aquavanjaram_Cijk_Alik_Bljk_BBS_BH_UserArgs"  # two solutions name custom kernels (no ProblemType block)
@@ -211,3 +212,17 @@ def test_library_holds_upstreams_custom_kernels_symbol_by_symbol(custom_library:
             assert sol["internalArgsSupport"] == ref[sol["kernelName"]]["internalArgsSupport"]
         seen |= names
     assert len(seen) == 5
+
+
+def test_runtime_selects_and_launches_every_custom_kernel(custom_library: Path, tmp_path: Path) -> None:
+    """hipBLASLt's runtime (../shared/tools/runtime-probe) loads the custom-only library, selects each custom
+    kernel for the sizes of its tables and packs its arguments against the code object without a fault (the
+    dev-set build's probe, tests/tcl/test_runtime_probe.py, compares the whole library with upstream's)."""
+    probe = find_probe()
+    run = run_probe(probe, "gfx942", custom_library, tmp_path / "probe")
+    report = run.report()
+    assert report is not None, run.log[-3000:]
+    assert runtime_faults(report) == {}
+    launched = {p["run"]["solution"]["kernelName"] for p in run.jsonl("ours.jsonl") if p.get("kind") == "problem"
+                and isinstance(p.get("run"), dict) and "solution" in p["run"]}
+    assert len(launched) == 5 and all(name.startswith("Custom_") for name in launched)
