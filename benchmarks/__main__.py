@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks import report, scenarios, store
+from benchmarks import devset, report, scenarios, store
 
 
 def _summary(result: dict) -> str:
@@ -61,6 +61,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    devset.use_custom_kernels()  # the dev set names custom kernels; its builds read them from ../shared
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--results", type=Path, default=store.RESULTS_DIR,
                         help="folder of result JSON files (default: benchmarks/results)")

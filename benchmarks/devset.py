@@ -20,6 +20,16 @@ def shared_root() -> Path:
     return Path(os.environ.get("TENSILE_LITE_SHARED", _DEFAULT_SHARED)).resolve()
 
 
+def use_custom_kernels() -> None:
+    """Builds of the dev set find the custom kernels it names in ../shared/custom_kernels (through the
+    environment, which the measured build processes inherit), unless a folder is chosen already."""
+    from tensile_lite.custom import ENV
+
+    folder = shared_root() / "custom_kernels"
+    if folder.is_dir():
+        os.environ.setdefault(ENV, str(folder))
+
+
 def logic_root() -> Path:
     """The dev set's logic tree (the folder hipBLASLt calls asm_full)."""
     return shared_root() / "logic" / "asm_full"

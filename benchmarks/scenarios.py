@@ -94,6 +94,7 @@ def require_tcl() -> None:
 
 
 def require_devset() -> list[Path]:
+    devset.use_custom_kernels()
     files = devset.logic_files()
     if not files:
         raise Skip(f"dev-set logic not found at {devset.logic_root()} (set TENSILE_LITE_SHARED)")

@@ -27,6 +27,7 @@ from tensile_lite.codeobj.pipeline import (
 from tensile_lite.codeobj.pipeline import LibraryPlan as CodeObjectPlan
 from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
 from tensile_lite.codeobj.trivial import TrivialKernel
+from tensile_lite.custom import CustomBuild, CustomKernel
 from tensile_lite.errors import BuildError, LogicError, TensileLiteError
 from tensile_lite.host.conversion import conversion_kernels
 from tensile_lite.interfaces import Interface, get_interface
@@ -69,7 +70,8 @@ def read_selected(req: TclRequest, log: Log) -> list[LogicFile]:
     out: list[LogicFile] = []
     bad: list[Unreadable] = []
     for item in scan_logic([req.logic_path], req.logic_filter, experimental=req.experimental,
-                           architectures=req.architectures, known_targets=True):
+                           architectures=req.architectures, known_targets=True,
+                           custom_kernels_dir=req.custom_kernels_dir):
         found += 1
         if isinstance(item, Unreadable):
             bad.append(item)
@@ -167,9 +169,19 @@ def _sources_by_library(ap: ArchPlan, kernel_source: Callable[..., KernelSource]
                 yield kernel_source(sol, name, code_object_version=cov, decision=verdict(sol))
 
 
+def kernel_source_of(sol: Solution, name: str, *, code_object_version: int = 4,
+                     decision: Decision | None = None) -> KernelSource:
+    """The kernel the build assembles for `sol`: a custom kernel's own file (the gate's `CustomBuild`),
+    else the GEMM writer's kernel."""
+    decision = decide(sol) if decision is None else decision
+    if isinstance(decision, CustomBuild):
+        return CustomKernel(name, sol.arch, decision.source, code_object_version)
+    return GemmKernel.of(sol, name, code_object_version=code_object_version, decision=decision)
+
+
 def build_library(req: TclRequest, staging: Path, log: Log,
                   gate: Callable[[Solution], Decision] = decide,
-                  kernel_source: Callable[..., KernelSource] = GemmKernel.of,
+                  kernel_source: Callable[..., KernelSource] = kernel_source_of,
                   failed_dir: Path | None = None) -> BuildSummary:
     """Write the complete library for `req` into `staging/library`; return what was written.
 

@@ -73,6 +73,10 @@ def inputs_digest(req: TclRequest, logic: Sequence[LogicFile]) -> str:
     for path in sorted({Path(lf.path).resolve() for lf in logic}):
         rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
         h.update(f"{rel}\0".encode() + hashlib.sha256(path.read_bytes()).digest())
+    # the custom kernels the logic names are inputs too (their text, wherever they were found)
+    for name, digest in sorted({(s.custom_kernel_name, s.custom_source.sha256) for lf in logic
+                                for s in lf.solutions if s.custom_source}):
+        h.update(f"custom {name}\0{digest}\n".encode())
     return h.hexdigest()
 
 

@@ -17,6 +17,8 @@ import attrs
 
 from tensile_lite.codeobj.cache import CACHE_ENV, DEFAULT_MAX_SIZE, parse_size
 from tensile_lite.codeobj.proc import DEFAULT_TOOL_TIMEOUT
+from tensile_lite.custom.locate import ENV as CUSTOM_ENV
+from tensile_lite.custom.locate import FLAG as CUSTOM_FLAG
 from tensile_lite.errors import EXIT_INPUT, BuildError, UnknownArchitecture, exit_codes_help
 from tensile_lite.interfaces import HIPBLASLT_2024, INTERFACES, get_interface
 from tensile_lite.library.formats import FORMATS as LIBRARY_FORMATS
@@ -158,6 +160,10 @@ def build_parser(default_interface: str = HIPBLASLT_2024, prog: str = "TensileCr
     # ours
     p.add_argument("--strict", action="store_true",
                    help="fail if any solution needs a feature tensile-lite cannot generate yet")
+    p.add_argument(CUSTOM_FLAG, default=None, metavar="DIR",
+                   help="hipBLASLt's tensilelite/Tensile/CustomKernels folder (or a source root holding it), "
+                        "where the hand-written kernels that solutions name in CustomKernelName are read "
+                        f"(default: ${CUSTOM_ENV}, else that folder found walking up from LogicPath)")
     p.add_argument("--assembler", default=None, help="clang with the AMDGPU backend (default: searched)")
     p.add_argument("--linker", default=None, help="ld.lld (default: next to the assembler)")
     p.add_argument("--debug", action="store_true", help="show a traceback on errors")
@@ -264,6 +270,7 @@ class TclRequest:
     cache_max_size: int = DEFAULT_MAX_SIZE
     shard: tuple[int, int] | None = None   # (i, N): build the i-th of N parts of the kernels into a shard folder
     merge_from: tuple[str, ...] = ()       # shard folders whose objects make this build's kernels (merge)
+    custom_kernels_dir: str | None = None  # --custom-kernels-dir (custom/locate.py; None: env, then walk up)
 
 
 def check_library_format(fmt: str) -> str:
@@ -290,5 +297,5 @@ def to_request(ns: argparse.Namespace, default_interface: str = HIPBLASLT_2024) 
         interface=ns.interface or default_interface, compress=ns.compress, offload_bundler=ns.offload_bundler,
         experimental=ns.experimental, lazy_loading=ns.lazy_loading,
         cache_dir=None if ns.no_cache else (ns.cache_dir or os.environ.get(CACHE_ENV) or None),
-        cache_max_size=ns.cache_max_size, shard=ns.shard,
+        cache_max_size=ns.cache_max_size, shard=ns.shard, custom_kernels_dir=ns.custom_kernels_dir,
     )

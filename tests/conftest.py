@@ -4,6 +4,10 @@ import pytest
 
 from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain
 from tensile_lite.errors import ToolchainError
+from tests.shared import use_shared_custom_kernels
+
+# The dev set names five custom kernels; every build and read in the tests finds them in ../shared.
+use_shared_custom_kernels()
 
 
 @pytest.fixture(scope="session")

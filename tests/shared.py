@@ -25,6 +25,24 @@ def shared_dir(*parts: str) -> Path:
     return path
 
 
+def custom_kernels_root() -> Path | None:
+    """../shared/custom_kernels (hipBLASLt's layout: tensilelite/Tensile/CustomKernels below it), the custom
+    kernels the dev set names; None when absent (tests needing them then skip through `shared_dir`)."""
+    path = shared_root() / "custom_kernels"
+    return path if path.is_dir() else None
+
+
+def use_shared_custom_kernels() -> None:
+    """Point builds at ../shared/custom_kernels through the environment (custom/locate.py), as a developer
+    would, unless a folder is chosen already; the dev-set logic sits outside a hipBLASLt tree, so nothing
+    would be found walking up from it."""
+    from tensile_lite.custom import ENV
+
+    root = custom_kernels_root()
+    if root is not None:
+        os.environ.setdefault(ENV, str(root))
+
+
 def dev_logic_files() -> list[Path]:
     return sorted(shared_dir("logic", "asm_full").rglob("*.yaml"))
 

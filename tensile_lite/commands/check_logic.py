@@ -12,6 +12,8 @@ from typing import Any
 import attrs
 
 from tensile_lite.commands.rocm7_root import KNOWN_BUGS, root
+from tensile_lite.custom.locate import ENV as CUSTOM_ENV
+from tensile_lite.custom.locate import FLAG as CUSTOM_FLAG
 from tensile_lite.errors import EXIT_INPUT, LogicError, Where, exit_codes_help
 from tensile_lite.guard import run_guarded
 from tensile_lite.logic import OtherArch, Read, Unreadable, scan_logic
@@ -59,6 +61,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     checks.add_argument("--check-all", action="store_true", help="accepted: every check always runs")
     checks.add_argument("--check-only-custom-kernels", action="store_true",
                         help="accepted: every check always runs")
+    p.add_argument(CUSTOM_FLAG, default=None, metavar="DIR",
+                   help="hipBLASLt's tensilelite/Tensile/CustomKernels folder (or a source root holding it) for "
+                        f"solutions naming a CustomKernelName (default: ${CUSTOM_ENV}, else found walking up from "
+                        "LogicPath)")
     p.add_argument("--jobs", "-j", type=int, default=None, help="accepted: files are checked one at a time")
     p.add_argument("--cxx-compiler", default=None, help="accepted: no compiler is involved")
     p.add_argument("--verbose", "-v", type=int, default=1, help="0 errors only, 1 summary, 2 each file")
@@ -108,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     checked = solutions = other = 0
     bad: list[Unreadable] = []
     for item in scan_logic([root], args.logic_filter, experimental=args.experimental, architectures=archs,
-                           known_targets=True):
+                           known_targets=True, custom_kernels_dir=args.custom_kernels_dir):
         if isinstance(item, OtherArch):
             other += 1
         elif isinstance(item, Read):

@@ -10,6 +10,9 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from tensile_lite.asm.gemm import decide
+from tensile_lite.custom import CustomBuild
+from tensile_lite.custom.locate import ENV as CUSTOM_ENV
+from tensile_lite.custom.locate import FLAG as CUSTOM_FLAG
 from tensile_lite.logic import Read, Unreadable, scan_logic
 from tensile_lite.model import kernel_key
 
@@ -28,20 +31,26 @@ DESCRIPTION = (
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="logic files or folders")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    p.add_argument(CUSTOM_FLAG, default=None, metavar="DIR",
+                   help="hipBLASLt's tensilelite/Tensile/CustomKernels folder (or a source root holding it) for "
+                        f"solutions naming a CustomKernelName (default: ${CUSTOM_ENV}, else found walking up from "
+                        "the logic path)")
 
 
-def collect(paths: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def collect(paths: list[str], custom_kernels_dir: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The coverage report (the `--json` document) and the files that failed to read."""
     solutions: Counter[str] = Counter()
     supported: Counter[str] = Counter()
     kernels: dict[str, set[str]] = defaultdict(set)
     supported_kernels: dict[str, set[str]] = defaultdict(set)
+    custom: Counter[str] = Counter()  # solutions built from a custom kernel's own assembly
     blocked: Counter[str] = Counter()
     blocked_in: dict[str, Counter[str]] = defaultdict(Counter)
     unreadable: dict[str, list[str]] = defaultdict(list)
     left_out: dict[str, list[str]] = defaultdict(list)
     errors = []
-    for item in scan_logic(paths):  # the reader loop the build and check-logic use
+    # the reader loop the build and check-logic use
+    for item in scan_logic(paths, custom_kernels_dir=custom_kernels_dir):
         if isinstance(item, Unreadable):
             errors.append({"file": str(item.path), "arch": item.arch_label, "error": item.error.one_line()})
             unreadable[item.arch_label].append(str(item.path))
@@ -56,7 +65,9 @@ def collect(paths: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             key = kernel_key(sol)
             solutions[arch] += 1
             kernels[arch].add(key)
-            reasons = decide(sol).reasons  # the gate the build and the writer use
+            verdict = decide(sol)  # the gate the build and the writer use
+            reasons = verdict.reasons
+            custom[arch] += isinstance(verdict, CustomBuild)
             if reasons:
                 blocked.update(reasons)
                 blocked_in[arch].update(reasons)
@@ -64,13 +75,14 @@ def collect(paths: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                 supported[arch] += 1
                 supported_kernels[arch].add(key)
     archs = {arch: {"solutions": solutions[arch], "supported": supported[arch], "kernels": len(kernels[arch]),
-                    "supported_kernels": len(supported_kernels[arch]),
+                    "supported_kernels": len(supported_kernels[arch]), "custom_kernel_solutions": custom[arch],
                     "blocked_by": _ranked(blocked_in[arch]), "unreadable_files": unreadable[arch],
                     "files_left_out_of_libraries": left_out[arch]}
              for arch in sorted(set(solutions) | set(unreadable))}
     report = {
         "architectures": archs,
-        "total": {"solutions": sum(solutions.values()), "supported": sum(supported.values())},
+        "total": {"solutions": sum(solutions.values()), "supported": sum(supported.values()),
+                  "custom_kernel_solutions": sum(custom.values())},
         "missing_features": _ranked(blocked),
     }
     return report, errors
@@ -81,7 +93,7 @@ def _ranked(blocked: Counter[str]) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    report, errors = collect(args.paths)
+    report, errors = collect(args.paths, args.custom_kernels_dir)
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         print()
@@ -96,14 +108,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(report: dict[str, Any]) -> None:
-    header = ("arch", "solutions", "supported", "kernels", "supported kernels")
+    header = ("arch", "solutions", "supported", "kernels", "supported kernels", "of them custom")
     rows = [header] + [(arch, str(v["solutions"]), str(v["supported"]), str(v["kernels"]),
-                        str(v["supported_kernels"])) for arch, v in report["architectures"].items()]
+                        str(v["supported_kernels"]), str(v["custom_kernel_solutions"]))
+                       for arch, v in report["architectures"].items()]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for r in rows:
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
     total = report["total"]
-    print(f"total: {total['supported']} of {total['solutions']} solutions supported")
+    print(f"total: {total['supported']} of {total['solutions']} solutions supported "
+          f"({total['custom_kernel_solutions']} of them from custom kernels)")
     if report["missing_features"]:
         print("missing features (solutions blocked):")
         width = max(len(str(m["solutions"])) for m in report["missing_features"])

@@ -7,6 +7,8 @@ import json
 import sys
 from typing import TypedDict
 
+from tensile_lite.custom.locate import ENV as CUSTOM_ENV
+from tensile_lite.custom.locate import FLAG as CUSTOM_FLAG
 from tensile_lite.logic import Read, Unreadable, scan_logic
 from tensile_lite.model import kernel_key
 
@@ -23,6 +25,10 @@ DESCRIPTION = (
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="logic files or folders")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    p.add_argument(CUSTOM_FLAG, default=None, metavar="DIR",
+                   help="hipBLASLt's tensilelite/Tensile/CustomKernels folder (or a source root holding it) for "
+                        f"solutions naming a CustomKernelName (default: ${CUSTOM_ENV}, else found walking up from "
+                        "the logic path)")
 
 
 class _FileRow(TypedDict):
@@ -44,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     errors: list[dict[str, str]] = []
     all_kernels: set[str] = set()
     total_solutions = 0
-    for item in scan_logic(args.paths):  # the reader loop the build and check-logic use
+    for item in scan_logic(args.paths, custom_kernels_dir=args.custom_kernels_dir):  # the reader loop the build and check-logic use
         found += 1
         if isinstance(item, Unreadable):
             errors.append({"file": str(item.path), "arch": item.arch_label, "error": item.error.one_line()})

@@ -33,7 +33,7 @@ distance, table keys, speeds and the solution each key selects, FreeSize lists).
   are numbered inside each architecture's range (7.x numbers them once, ahead of every architecture,
   and shares them, which its per-architecture mapping cannot express).
 - Kernel names: ours are `<problem>_MT.._MI.._K<48 bits of the content key>` (custom kernels keep their
-  own name); upstream's are minimal names over the whole build, which change when the set of logic files
+  own name, as upstream's do; their solutions carry the kernel's custom.config, merged by the reader); upstream's are minimal names over the whole build, which change when the set of logic files
   changes. The runtime only looks assembly kernel names up, never computes them.
 - Solution names: our kernel name followed by the solution's runtime arguments (`_GSU.._WGM..`), the
   same pattern as upstream's (its kernel name plus the runtime arguments that vary in the build).
@@ -42,8 +42,6 @@ distance, table keys, speeds and the solution each key selects, FreeSize lists).
   Matching rows with equal keys keep file-path order instead of merge order.
 - Map key order: fixed by us (solution fields that rarely change first, which makes zstd output ~6%
   smaller); the reader looks every field up by key. Operations in a ProblemMap are sorted by name.
-- Custom kernels (`CustomKernelName`): upstream overlays the kernel's own config from its `.s` file, which
-  can change `internalArgsSupport` (8 dev-set solutions); we use the logic file's values.
 - Files of the `fallback` architecture name their libraries `..._fallback_<gfx>` (upstream before
   2026-04: `_fallback`) so the runtime's `TensileLibrary_*_<gfx>` preload still finds them.
 """

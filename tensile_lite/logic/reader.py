@@ -16,6 +16,8 @@ from typing import Any
 
 import attrs
 
+from tensile_lite.custom.locate import find_folder
+from tensile_lite.custom.merge import merge
 from tensile_lite.errors import LogicError, Where
 from tensile_lite.logic.sidecar import side_table
 from tensile_lite.logic.stream import Streamed
@@ -274,8 +276,21 @@ def _dict_form(data: Mapping[str, Any], where: Where) -> LogicFile:
                      min_version=str(data.get("MinimumRequiredVersion", "")), notes=tuple(notes))
 
 
-def read_logic_file(path: str | Path) -> LogicFile:
-    """Parse and validate one logic file; any problem is a LogicError naming file, solution and parameter."""
+def read_logic_file(path: str | Path, *, custom_kernels_dir: str | Path | None = None,
+                    logic_root: str | Path | None = None) -> LogicFile:
+    """Parse and validate one logic file; any problem is a LogicError naming file, solution and parameter.
+
+    Solutions naming a custom kernel get its custom.config merged over them (custom/), the kernel found in
+    `custom_kernels_dir`, else $TENSILE_LITE_CUSTOM_KERNELS_DIR, else above `logic_root` (default: the file)."""
+    logic = _read(path)
+    if not any(sol.is_custom for sol in logic.solutions):
+        return logic
+    folder = find_folder(custom_kernels_dir, logic_root if logic_root is not None else path)
+    where = Where(file=str(path))
+    return attrs.evolve(logic, solutions=tuple(merge(sol, folder, where) for sol in logic.solutions))
+
+
+def _read(path: str | Path) -> LogicFile:
     where = Where(file=str(path))
     data = load_yaml(Path(path), Streamed(lambda head, entries: _convert_while_parsing(head, entries, where),
                                           index=5, key="Solutions"))

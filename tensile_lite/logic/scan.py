@@ -71,14 +71,18 @@ def _unknown_target(path: Path, arch: str) -> TensileLiteError | None:
 
 
 def scan_logic(paths: Iterable[str | Path], pattern: str = "*", *, experimental: bool = False,
-               architectures: Iterable[str] = (), known_targets: bool = False) -> Iterator[Scanned]:
+               architectures: Iterable[str] = (), known_targets: bool = False,
+               custom_kernels_dir: str | Path | None = None) -> Iterator[Scanned]:
     """Each selected file (find_logic_files order) as Read, Unreadable or OtherArch.
 
     `architectures` empty means every architecture. With `known_targets`, a file naming an architecture
     the target registry does not know is Unreadable (building nothing for it would look like success).
+    Custom kernels are read from `custom_kernels_dir`, else as custom/locate.py finds them from the root
+    the file was found under.
     """
     wanted = frozenset(architectures)
-    for path in find_logic_files(paths, pattern, experimental=experimental):
+    roots = [Path(p) for p in paths]
+    for path in find_logic_files(roots, pattern, experimental=experimental):
         head = sniff_arch(path)
         if head is not None and wanted and head not in wanted:
             yield OtherArch(path, head)
@@ -87,7 +91,8 @@ def scan_logic(paths: Iterable[str | Path], pattern: str = "*", *, experimental:
             yield Unreadable(path, head, bad)
             continue
         try:
-            lf = read_logic_file(path)
+            root = next((r for r in roots if path.is_relative_to(r)), path)
+            lf = read_logic_file(path, custom_kernels_dir=custom_kernels_dir, logic_root=root)
         except TensileLiteError as exc:
             yield Unreadable(path, head, exc)
             continue

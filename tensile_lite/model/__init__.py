@@ -8,9 +8,9 @@ from tensile_lite.model.kernel_key import kernel_key
 from tensile_lite.model.logicfile import LIBRARY_TYPES, MATCHING_DISTANCES, ExactRow, LogicFile
 from tensile_lite.model.params import Params, normalize, plain
 from tensile_lite.model.problem import ProblemType
-from tensile_lite.model.solution import MatrixInstruction, RuntimeArgs, Solution
+from tensile_lite.model.solution import CustomSource, MatrixInstruction, RuntimeArgs, Solution
 
 __all__ = [
-    "LIBRARY_TYPES", "MATCHING_DISTANCES", "DataType", "ExactRow", "LogicFile", "MatrixInstruction",
+    "LIBRARY_TYPES", "MATCHING_DISTANCES", "CustomSource", "DataType", "ExactRow", "LogicFile", "MatrixInstruction",
     "Params", "ProblemType", "RuntimeArgs", "Solution", "kernel_key", "normalize", "plain",
 ]

@@ -55,8 +55,10 @@ def problem_signature(pt: ProblemType) -> list[Any]:
 def kernel_key(sol: Solution) -> str:
     """Hex SHA-256 (32 chars) of the kernel-defining content of a solution."""
     if sol.custom_kernel_name:
-        # A custom kernel's code comes from its own file, whatever the logic file says around it.
-        blob = msgpack.packb([1, sol.arch, "custom", sol.custom_kernel_name], use_bin_type=True)
+        # A custom kernel's code comes from its own file, whatever the logic file says around it: its
+        # name and, once read (custom/merge.py), the digest of its text.
+        text = [sol.custom_source.sha256] if sol.custom_source else []
+        blob = msgpack.packb([1, sol.arch, "custom", sol.custom_kernel_name, *text], use_bin_type=True)
         return hashlib.sha256(blob).hexdigest()[:32]
     tuning = [[k, _canon(sol.tuning(k))] for k in _CODE_KEYS]
     mi = sol.matrix_instruction

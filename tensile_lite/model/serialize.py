@@ -16,7 +16,7 @@ import msgpack
 from tensile_lite.errors import LogicError
 from tensile_lite.model.params import Params, plain
 from tensile_lite.model.problem import ProblemType
-from tensile_lite.model.solution import Solution
+from tensile_lite.model.solution import CustomSource, Solution
 
 _FORMAT = 1
 
@@ -51,19 +51,22 @@ def solution_from_dict(raw: Mapping[str, Any], arch: str, position: int = 0,
 def encode_solution(sol: Solution) -> bytes:
     """Compact bytes: [format, arch, index, solution params, problem-type params]."""
     try:
+        custom = [[sol.custom_source.path, sol.custom_source.sha256]] if sol.custom_source else []
         packed: bytes = msgpack.packb([_FORMAT, sol.arch, sol.index, plain(sol.params),
-                                       plain(sol.problem_type.params)], use_bin_type=True)
+                                       plain(sol.problem_type.params), *custom], use_bin_type=True)
         return packed
     except OverflowError as exc:  # msgpack holds 64-bit integers; logic files never need more
         raise LogicError(f"a parameter value does not fit in 64 bits: {exc}") from None
 
 
 def decode_solution(blob: bytes) -> Solution:
-    fmt, arch, index, params, pt = msgpack.unpackb(blob, raw=False, strict_map_key=False)
+    fmt, arch, index, params, pt, *custom = msgpack.unpackb(blob, raw=False, strict_map_key=False)
     if fmt != _FORMAT:
         raise LogicError(f"unknown solution encoding version {fmt}")
-    return Solution.from_params(ProblemType.from_params(Params.from_mapping(pt)), Params.from_mapping(params),
-                                arch, index)
+    sol = Solution.from_params(ProblemType.from_params(Params.from_mapping(pt)), Params.from_mapping(params),
+                               arch, index)
+    # a custom kernel's file, as the reader attached it (an optional sixth element)
+    return attrs.evolve(sol, custom_source=CustomSource(*custom[0])) if custom else sol
 
 
 def identity_bytes(value: Any) -> bytes:

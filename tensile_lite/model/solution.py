@@ -47,6 +47,15 @@ class RuntimeArgs:
     global_split_u_wgm_round_robin: bool
 
 
+@attrs.frozen(slots=True, cache_hash=True)
+class CustomSource:
+    """Where a custom kernel's hand-written assembly was read (tensile_lite/custom) and the SHA-256 of its
+    bytes. Only the digest takes part in equality: the same text is the same kernel wherever it lives."""
+
+    path: str = attrs.field(eq=False)
+    sha256: str
+
+
 def _get(params: Params, key: str) -> Any:
     return params[key] if key in params else TUNING_DEFAULTS.get(key)
 
@@ -166,6 +175,8 @@ class Solution:
     source_swap: bool
     global_split_u_algorithm: str
     runtime: RuntimeArgs
+    # a custom kernel's assembly, once its custom.config has been merged over the solution (custom/merge.py)
+    custom_source: CustomSource | None = None
     # derived, computed once
     macro_tile: tuple[int, int] = attrs.field(init=False, eq=False)
     num_threads: int = attrs.field(init=False, eq=False)

@@ -17,6 +17,7 @@ from tensile_lite.asm.gemm import (
 from tensile_lite.asm.gemm.abi import splits_k
 from tensile_lite.asm.gemm.preload import preload_dwords
 from tensile_lite.asm.gemm.support import TYPES
+from tensile_lite.custom import CustomBuild
 from tensile_lite.errors import BuildError
 from tensile_lite.model import DataType, Params, ProblemType
 from tests.gemm.devset import logic_files
@@ -140,7 +141,7 @@ def test_gate_verdict_is_what_generate_does() -> None:
     preload the writer derives from the solution, and renders from the verdict (one per architecture
     and problem type here; the byte-identity check renders every kernel through `GemmKernel.of`)."""
     rendered: set[tuple[str, str]] = set()
-    rejected = 0
+    rejected = customs = 0
     for lf in logic_files():
         for sol in lf.solutions:
             verdict = decide(sol)
@@ -152,6 +153,12 @@ def test_gate_verdict_is_what_generate_does() -> None:
                     generate(sol)
                 assert err.value.message == "the GEMM writer does not support " + "; ".join(verdict.details)
                 continue
+            if isinstance(verdict, CustomBuild):  # built from its own file (tests/custom), never written
+                assert sol.is_custom and verdict.source == sol.custom_source and verdict.reasons == ()
+                with pytest.raises(BuildError, match="its own file is its text"):
+                    generate(sol)
+                customs += 1
+                continue
             assert isinstance(verdict, Buildable) and verdict.reasons == ()
             assert verdict.plan == build_plan(sol) and verdict.layout == solution_layout(sol)
             assert verdict.preload == preload_dwords(sol)
@@ -159,7 +166,7 @@ def test_gate_verdict_is_what_generate_does() -> None:
             if key not in rendered:
                 rendered.add(key)
                 assert f".amdhsa_kernel {sol.name}" in generate(sol, sol.name, decision=verdict)
-    assert rejected >= 40 and len(rendered) >= 20
+    assert rejected >= 30 and len(rendered) >= 20 and customs == 8
 
 
 def test_rejected_verdict_is_not_rendered() -> None:

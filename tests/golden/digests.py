@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from tensile_lite.asm.gemm import GemmKernel, runtime_overrides_read, unsupported_reasons
-from tensile_lite.build import helper_kernels
+from tensile_lite.asm.gemm import runtime_overrides_read, unsupported_reasons
+from tensile_lite.build import helper_kernels, kernel_source_of
 from tensile_lite.library.formats import FORMATS
 from tensile_lite.library.plan import ArchPlan, build_plan
 from tensile_lite.library.writer import write_arch
@@ -49,7 +49,8 @@ def plan_for(paths: Iterable[Path]) -> tuple[list[LogicFile], object]:
 
 def _kernel_digest(item: tuple[Solution, str]) -> str:
     sol, name = item
-    return _sha(GemmKernel.of(sol, name, code_object_version=CODE_OBJECT_VERSION).assembly_text())
+    # custom kernels: their own file, as the build assembles it
+    return _sha(kernel_source_of(sol, name, code_object_version=CODE_OBJECT_VERSION).assembly_text())
 
 
 def _workers() -> int:
@@ -111,8 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--update", action="store_true", help="record the current outputs")
     ap.add_argument("--arch", action="append", help="only this architecture (repeatable; compare only)")
     args = ap.parse_args(argv)
-    from tests.shared import dev_logic_files
+    from tests.shared import dev_logic_files, use_shared_custom_kernels
 
+    use_shared_custom_kernels()
     current = all_digests(dev_logic_files())
     if args.update:
         RECORD.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n")

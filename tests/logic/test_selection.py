@@ -73,7 +73,7 @@ def test_experimental_folders_of_any_case_need_the_flag(logic7: Path) -> None:
 def test_other_architectures_are_never_parsed(logic7: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     parsed: list[str] = []
     real = scan_module.read_logic_file
-    monkeypatch.setattr(scan_module, "read_logic_file", lambda p: parsed.append(Path(p).name) or real(p))
+    monkeypatch.setattr(scan_module, "read_logic_file", lambda p, **kw: parsed.append(Path(p).name) or real(p, **kw))
     items = list(scan_logic([logic7], architectures=("gfx942",)))
     assert sorted(parsed) == sorted(Path(p.path).name for p in items if isinstance(p, Read))
     assert len(parsed) == 2 and all("aquavanjaram" in name for name in parsed)

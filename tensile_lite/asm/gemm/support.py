@@ -40,6 +40,7 @@ from tensile_lite.asm.gemm.plan import GemmPlan, Unsupported, build_plan
 from tensile_lite.asm.gemm.postgsu import supported as postgsu_supported
 from tensile_lite.asm.gemm.preload import preload_dwords
 from tensile_lite.asm.kernel import ArgumentLayout
+from tensile_lite.custom.kernel import CustomBuild
 from tensile_lite.model import DataType, ProblemType, Solution
 from tensile_lite.model.newkeys import new_key_reasons
 from tensile_lite.targets import TARGETS
@@ -149,8 +150,6 @@ def _solution_reasons(sol: Solution) -> list[str]:
     out = []
     if sol.arch not in _WAVE:
         out.append(f"arch:{sol.arch}")
-    if sol.is_custom:
-        out.append("CustomKernel")
     if sol.kernel_language != "Assembly":
         out.append("KernelLanguage:Source")
     wave = _WAVE.get(sol.arch, 64)
@@ -237,12 +236,18 @@ class Rejected:
     details: tuple[str, ...]
 
 
-Decision = Buildable | Rejected
+Decision = Buildable | Rejected | CustomBuild
 
 
 def decide(sol: Solution) -> Decision:
     """The gate: `Buildable` when `generate` can build a kernel computing `sol`'s results, else
-    `Rejected` with every feature the checks name, or the plan's or register map's first objection."""
+    `Rejected` with every feature the checks name, or the plan's or register map's first objection.
+    A custom kernel is `CustomBuild` once its file has been read (custom/): its own assembly is built."""
+    if sol.is_custom:
+        if sol.custom_source is not None:
+            return CustomBuild(sol.custom_source)
+        # a solution made without the reader's merge (the reader fails when the file is missing)
+        return Rejected(("CustomKernel",), ("CustomKernel (its file was not read)",))
     reasons = tuple(dict.fromkeys(_problem_reasons(sol) + _solution_reasons(sol)))
     if reasons and not any(r.startswith(_DETAILED) for r in reasons):
         return Rejected(reasons, reasons)
@@ -286,5 +291,8 @@ def runtime_overrides_read(sol: Solution) -> dict[str, bool]:
     """Which runtime overrides in the argument header our kernels act on. MultipleBufferSingleKernel
     kernels take the GSU from the header (any value, splitk.py); the others run GSU 1. All map
     workgroups in order (WorkGroupMapping and StaggerU only reorder work, so ignoring them is exact);
-    the library declares the rest unsupported so the runtime never sends a value a kernel would ignore."""
+    the library declares the rest unsupported so the runtime never sends a value a kernel would ignore.
+    A custom kernel reads what its own custom.config says (merged into the solution), so nothing is taken away."""
+    if sol.is_custom:
+        return {"gsu": True, "wgm": True, "staggerU": True}
     return {"gsu": splits_k(sol), "wgm": False, "staggerU": False}

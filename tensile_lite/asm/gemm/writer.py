@@ -31,6 +31,7 @@ from tensile_lite.asm.gemm.preload import enter
 from tensile_lite.asm.gemm.setup import setup
 from tensile_lite.asm.gemm.support import Decision, Rejected, decide
 from tensile_lite.asm.kernel import KernelSpec, kernel_header, kernel_trailer
+from tensile_lite.custom.kernel import CustomBuild
 from tensile_lite.errors import BuildError, Where
 from tensile_lite.model import Solution, kernel_key
 from tensile_lite.model.serialize import identity_bytes
@@ -63,6 +64,10 @@ def generate(sol: Solution, name: str | None = None, *, code_object_version: int
     if isinstance(decision, Rejected):
         raise BuildError("the GEMM writer does not support " + "; ".join(decision.details),
                          Where(solution_index=sol.index, solution_name=sol.name or None))
+    if isinstance(decision, CustomBuild):
+        raise BuildError(f"custom kernel {sol.custom_kernel_name}: its own file is its text, the GEMM writer "
+                         "writes none (custom.CustomKernel)", Where(solution_index=sol.index,
+                                                                     solution_name=sol.name or None))
     name = name or kernel_name(sol)
     plan, layout, preload = decision.plan, decision.layout, decision.preload
     regs = build_register_map(plan, name, layout, preload=preload)
