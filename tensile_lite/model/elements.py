@@ -108,14 +108,21 @@ class ElementType:
 
     @property
     def is_float8(self) -> bool:
-        """An 8-bit float or a pair of them in the target's encoding (codes 11-14): the ones the writer,
-        the emulator and the verifier handle. The fixed-encoding codes of 7.x are `is_any_float8` only."""
-        return self.is_any_float8 and self.fixed_encoding is None
-
-    @property
-    def is_any_float8(self) -> bool:
-        """An 8-bit float or a pair of them, whatever its encoding."""
+        """An 8-bit float or a pair of them, in the target's encoding (codes 11-14) or in the one its
+        code fixes (7.x's OCP codes 15-18): the writer, the emulator and the verifier handle both."""
         return self.bits == 8 and self.kind in (FLOAT, PAIR)
+
+    def encoding_on(self, target_encoding: str | None) -> str | None:
+        """The encoding this 8-bit float has on a target whose fp8/bf8 are `target_encoding` (its
+        `Target.fp8`): the one the code fixes, else the target's. None for the other types."""
+        if not self.is_float8:
+            return None
+        return self.fixed_encoding or target_encoding
+
+    def runs_on(self, target_encoding: str | None) -> bool:
+        """Whether a target with 8-bit floats in `target_encoding` computes this type: a fixed encoding
+        must be the target's own (OCP fp8 on gfx950/gfx12, never on the FNUZ gfx94x)."""
+        return self.fixed_encoding is None or self.fixed_encoding == target_encoding
 
 
 def _t(code: int, name: str, letter: str, cpp: str, bits: int, kind: str, isa: str | None = None,
@@ -144,10 +151,10 @@ ELEMENT_TYPES: tuple[ElementType, ...] = (
     _t(12, "B8", "B8", "BFloat8", 8, FLOAT, "bf8", fields=(5, 2), v7=("BFloat8_fnuz", "B8N")),
     _t(13, "F8B8", "F8B8", "Float8BFloat8", 8, PAIR, operands=(11, 12), v7=("Float8BFloat8_fnuz", "F8B8N")),
     _t(14, "B8F8", "B8F8", "BFloat8Float8", 8, PAIR, operands=(12, 11), v7=("BFloat8Float8_fnuz", "B8F8N")),
-    # ROCm 7.x only (rocm7_delta.md addendum item 2, §1.3): no instruction format here, so nothing
-    # treats them as buildable until the writer learns them
-    _t(15, "F8O", "F8O", "Float8_ocp", 8, FLOAT, fields=(4, 3), v7=("Float8", "F8"), encoding=OCP),
-    _t(16, "B8O", "B8O", "BFloat8_ocp", 8, FLOAT, fields=(5, 2), v7=("BFloat8", "B8"), encoding=OCP),
+    # ROCm 7.x only (rocm7_delta.md addendum item 2, §1.3): the OCP formats whatever the target; the
+    # same instruction formats as 11/12, which read OCP on the targets that have it (gfx950, gfx12)
+    _t(15, "F8O", "F8O", "Float8_ocp", 8, FLOAT, "fp8", fields=(4, 3), v7=("Float8", "F8"), encoding=OCP),
+    _t(16, "B8O", "B8O", "BFloat8_ocp", 8, FLOAT, "bf8", fields=(5, 2), v7=("BFloat8", "B8"), encoding=OCP),
     _t(17, "F8B8O", "F8B8O", "Float8BFloat8_ocp", 8, PAIR, operands=(15, 16), v7=("Float8BFloat8", "F8B8"),
        encoding=OCP),
     _t(18, "B8F8O", "B8F8O", "BFloat8Float8_ocp", 8, PAIR, operands=(16, 15), v7=("BFloat8Float8", "B8F8"),
@@ -158,9 +165,9 @@ ELEMENT_TYPES: tuple[ElementType, ...] = (
     _t(22, "E8", "E8", "E8M0", 8, SCALE, fields=(8, 0)),
 )
 BY_CODE: Mapping[int, ElementType] = MappingProxyType({t.code: t for t in ELEMENT_TYPES})
-# isa_format -> the one type with that format
+# isa_format -> the type with that format in the target's encoding (fp8 -> code 11, not OCP's 15)
 BY_ISA_FORMAT: Mapping[str, ElementType] = MappingProxyType(
-    {t.isa_format: t for t in ELEMENT_TYPES if t.isa_format is not None})
+    {t.isa_format: t for t in ELEMENT_TYPES if t.isa_format is not None and t.fixed_encoding is None})
 
 
 def _f8(fmt: str, encoding: str, bias: int, max_finite: float, nan: str) -> Float8Spec:

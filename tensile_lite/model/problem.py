@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,11 @@ _HPA_NAMED: frozenset[tuple[str, str, str]] = frozenset(
         "B8 F8 S", "F8B8 F8 S", "B8F8 F8 S",
     )
 )
+# ROCm 7.x's OCP codes (letters F8O, B8O, ...) are named like the 8-bit types they stand beside
+_OCP_LETTERS = {"F8": "F8O", "B8": "B8O", "F8B8": "F8B8O", "B8F8": "B8F8O"}
+_HPA_NAMED = _HPA_NAMED | frozenset(
+    (x, y, z) for triple in _HPA_NAMED
+    for x, y, z in itertools.product(*((t, _OCP_LETTERS[t]) if t in _OCP_LETTERS else (t,) for t in triple)))
 
 # Problem-type keys and the value a file may omit.
 PROBLEM_DEFAULTS: dict[str, Any] = {

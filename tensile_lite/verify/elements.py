@@ -5,7 +5,8 @@ a power of two and `np.round`, which is exact and ties to even), so quantising n
 whatever the type. Integers are rounded to nearest even and saturated.
 
 The 8-bit floats (F8 = fp8, B8 = bf8) are stored in the target's encoding (float8.py: FNUZ on gfx94x,
-OCP on gfx950 and gfx12), so their elements depend on the architecture: `element(dt, arch)`. They
+OCP on gfx950 and gfx12), so their elements depend on the architecture: `element(dt, arch)`; ROCm 7.x's
+F8O/B8O are OCP on any target that has 8-bit floats. They
 saturate like the kernels' D conversion (finite values clamped to the largest finite one before
 rounding, spec/matrix_instructions.md §6.2). The mixed DataTypes (F8B8: A fp8, B bf8; B8F8) name
 each operand's type (`operand_types`).
@@ -156,7 +157,9 @@ def element(dt: DataType, arch: str | None = None) -> Element | None:
     """The element description of `dt` (8-bit floats in `arch`'s encoding), or None when the verifier
     cannot handle that type (an 8-bit float without an architecture that has them)."""
     if (dt, FNUZ) in FLOAT8_ELEMENTS:
-        encoding = fp8_encoding(arch)
+        # 7.x's OCP codes are OCP whatever the target, the 2024 codes take the target's encoding
+        target = fp8_encoding(arch)
+        encoding = dt.info.encoding_on(target) if target else None
         return FLOAT8_ELEMENTS[(dt, encoding)] if encoding else None
     return ELEMENTS.get(dt)
 

@@ -116,7 +116,10 @@ TABLE = {"gfx90a": GFX90A, "gfx942": GFX942, "gfx950": GFX950, "gfx1100": GFX110
 # Element encodings, independent of the emulator's.
 
 def _encode(values: np.ndarray, t: str, arch: str) -> np.ndarray:
-    """Values -> little-endian element bits (uint8/uint16/uint32/uint64 array of the same shape)."""
+    """Values -> little-endian element bits (uint8/uint16/uint32/uint64 array of the same shape); uint8
+    8-bit float codes are taken as they are (NaN and infinity codes, which no value encodes)."""
+    if t in ("fp8", "bf8") and np.asarray(values).dtype == np.uint8:
+        return np.asarray(values)
     v = np.asarray(values, dtype=np.float64)
     if t == "f16":
         return v.astype(np.float16).view(np.uint16)
@@ -368,3 +371,32 @@ def test_gfx11_wmma_rejects_unreplicated_inputs(matrix_emulators):
     with pytest.raises(EmulatorError, match="lane 19 differs from lane 3"):
         emu.launch("mi0", grid=(1, 1, 1), block=(32, 1, 1), kernargs=struct.pack("<QQQQ", out, *addrs), memory=mem)
     assert mi.mnemonic == "v_wmma_f32_16x16x16_f16"
+
+
+_OCP_CASES = [(arch, n) for arch in ("gfx950", "gfx1201") for n, mi in enumerate(TABLE[arch])
+              if mi.a_type in ("fp8", "bf8")]
+
+
+@pytest.mark.parametrize("case", _OCP_CASES, ids=_ids)
+def test_ocp_every_code_as_input(matrix_emulators, case):
+    """Each of the 256 codes of A's OCP format times an identity B (in B's format): D holds each code's
+    value exactly (448 / 57344 the largest finite, subnormals, -0), a row with a NaN code (E4M3 S.1111.111,
+    E5M2 exponent 31 with a mantissa) is NaN, and a row with an E5M2 infinity is NaN too (inf * 0 in the
+    other columns), as numpy computes it in float64."""
+    arch, index = case
+    emu = matrix_emulators(arch)
+    mi = TABLE[arch][index]
+    values = FORMATS[("ocp", mi.a_type)].values
+    a = np.zeros((1, mi.m, mi.k), np.uint8)  # codes; 0 is +0 in OCP
+    a[0, :16, :16] = np.arange(256, dtype=np.uint8).reshape(16, 16).T  # row i: the codes i mod 16
+    b = np.zeros((1, mi.k, mi.m))
+    b[0, :16, :16] = np.eye(16)
+    c = np.zeros((1, mi.m, mi.m))
+    with np.errstate(invalid="ignore"):
+        want = np.matmul(values[a], b) + c
+    got = _run(emu, arch, index, mi, a, b, c)
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), f"{mi.mnemonic} {mi.mods}: " + _first_wrong(np.where(same, 0, got), np.where(same, 0, want))
+    # the edges the docstring names are there
+    assert np.nanmax(want) == {"fp8": 448.0, "bf8": 57344.0}[mi.a_type]
+    assert np.isnan(want).any(axis=2).sum() == (1 if mi.a_type == "fp8" else 4)

@@ -51,7 +51,8 @@ def test_spellings_are_unambiguous() -> None:
 def test_sizes_and_kinds() -> None:
     assert [DataType.parse(n).num_bytes for n in ("S", "D", "C", "Z", "H", "B", "I8", "I", "I64", "F8B8")] == [
         4, 8, 8, 16, 2, 2, 1, 4, 8, 1]
-    assert {dt for dt in DataType if dt.is_8bit_float} == {DataType.F8, DataType.B8, DataType.F8B8, DataType.B8F8}
+    assert {dt for dt in DataType if dt.is_8bit_float} == {DataType.F8, DataType.B8, DataType.F8B8, DataType.B8F8,
+                                                          DataType.F8O, DataType.B8O, DataType.F8B8O, DataType.B8F8O}
     assert {dt for dt in DataType if dt.is_integral} == {DataType.I8X4, DataType.I, DataType.I8, DataType.I64}
     assert {dt for dt in DataType if dt.is_complex} == {DataType.C, DataType.Z}
 
@@ -67,8 +68,9 @@ def test_pairs_name_their_operands() -> None:
                 part = BY_CODE[code]
                 assert part.kind == FLOAT and part.bits == t.bits
                 assert part.fixed_encoding == t.fixed_encoding
-                # the target-encoded operands have an instruction format; 7.x's OCP codes not yet
-                assert (part.isa_format is not None) == (part.fixed_encoding is None)
+                # every 8-bit operand has an instruction format, OCP's the same as the target-encoded one
+                assert part.isa_format in ("fp8", "bf8")
+    assert DataType.F8O.isa_format == DataType.F8.isa_format and DataType.B8O.isa_format == DataType.B8.isa_format
 
 
 # ROCm 7.x names of codes 11-22 (spec/rocm7_delta.md, addendum item 2, and §1.3's name tokens)
@@ -95,11 +97,20 @@ def test_rocm7_spellings_parse_where_they_do_not_clash_with_2024() -> None:
     assert DataType.parse("Float8") is DataType.F8 and DataType.parse("F8") is DataType.F8
 
 
-def test_writer_types_are_only_the_2024_codes() -> None:
-    """The 7.x-only codes reach the writer only once it learns them (no instruction format yet)."""
-    assert all(dt.value <= 14 for dt in _writer_types())
-    assert not any(DataType(c).is_8bit_float for c in range(15, 23))
-    assert all(DataType(c).info.is_any_float8 for c in (15, 16, 17, 18))
+def test_writer_types_are_the_2024_codes_and_ocp_fp8() -> None:
+    """Of the 7.x-only codes the writer takes the OCP 8-bit floats (15-18), not fp6/fp4/E8M0 yet."""
+    assert {dt.value for dt in _writer_types()} - set(range(15)) == {15, 16, 17, 18}
+    assert not any(DataType(c).is_8bit_float for c in range(19, 23))
+
+
+@pytest.mark.parametrize("code", [11, 12, 13, 14, 15, 16, 17, 18])
+def test_float8_encoding_on_each_target(code: int) -> None:
+    """11-14 take the target's encoding; 15-18 are OCP and run only where the target's fp8 is OCP."""
+    t = BY_CODE[code]
+    for target, want in ((FNUZ, FNUZ), (OCP, OCP)):
+        assert t.encoding_on(target) == (OCP if code >= 15 else want)
+        assert t.runs_on(target) == (code < 15 or target == OCP)
+    assert BY_CODE[0].encoding_on(OCP) is None
 
 
 def _writer_types() -> set[DataType]:
@@ -115,7 +126,8 @@ def test_every_type_the_writer_supports_has_its_formats() -> None:
     for dt in _writer_types():
         for part in dt.operand_types:
             assert part.isa_format is not None, part
-            assert BY_ISA_FORMAT[part.isa_format] is part.info
+            # one type per format: the target-encoded one (OCP's codes share its format)
+            assert BY_ISA_FORMAT[part.isa_format].code == (part.value - 4 if part.info.fixed_encoding else part.value)
             assert format_bytes(part.isa_format) == part.num_bytes
         if not dt.is_8bit_float:
             assert dt.value_type != STRUCT, dt
@@ -128,7 +140,8 @@ def test_every_type_the_writer_supports_has_its_formats() -> None:
 
 def test_matrix_inputs() -> None:
     inputs = {dt for dt in DataType if dt.info.matrix_input}
-    assert inputs == {DataType.S, DataType.D, DataType.H, DataType.B, DataType.I8, DataType.X, DataType.F8, DataType.B8}
+    assert inputs == {DataType.S, DataType.D, DataType.H, DataType.B, DataType.I8, DataType.X, DataType.F8, DataType.B8,
+                      DataType.F8O, DataType.B8O}
     assert DataType.I.isa_format == "i32" and not DataType.I.info.matrix_input
 
 

@@ -15,6 +15,7 @@ scheduling choices that do not change results; this schedule stands in for all o
 
 from __future__ import annotations
 
+from tensile_lite.asm.gemm import xf32_split
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.global_read import advance, load_tile, set_k_bound
 from tensile_lite.asm.gemm.local_read import read_step
@@ -43,11 +44,34 @@ def _mfmas(e: Emitter, buffer: int) -> None:
     a_buf, b_buf = r.a.mfma[buffer], r.b.mfma[buffer]
     # RDNA's integer WMMA reads unsigned bytes unless neg_lo marks A and B signed
     mods = Sel(neg_lo=(1, 1)) if plan.mfma.kind == "wmma" and plan.mfma.a_type == "iu8" else None
+    if plan.xf32_split:
+        _split_mfmas(e, buffer)
+        return
     for t0 in range(wt0):
         for t1 in range(wt1):
             acc = r.acc[(t0 * wt1 + t1) * cd:(t0 * wt1 + t1 + 1) * cd]
             args = (acc, a_buf[t0 * ra:(t0 + 1) * ra], b_buf[t1 * rb:(t1 + 1) * rb], acc)
             e(op(*args, mods=mods) if mods is not None else op(*args))
+
+
+def _split_mfmas(e: Emitter, buffer: int) -> None:
+    """Emulated xf32 (xf32_split.py): split every block's f32 inputs, then three bf16 MFMAs per block."""
+    plan, r = e.plan, e.r
+    op = e.isa.op(plan.mfma.name)
+    cd = plan.mfma.cd_regs
+    wt0, wt1 = plan.wave_tile
+    ra, rb = plan.a.mfma_regs, plan.b.mfma_regs
+    a_buf, b_buf = r.a.mfma[buffer], r.b.mfma[buffer]
+    tmp = r.vtmp[0:xf32_split.scratch_needed(max(ra, rb))]
+    for t in range(wt0):
+        xf32_split.split(e, a_buf[t * ra:(t + 1) * ra], tmp)
+    for t in range(wt1):
+        xf32_split.split(e, b_buf[t * rb:(t + 1) * rb], tmp)
+    for t0 in range(wt0):
+        for t1 in range(wt1):
+            acc = r.acc[(t0 * wt1 + t1) * cd:(t0 * wt1 + t1 + 1) * cd]
+            for a, b in xf32_split.products(a_buf[t0 * ra:(t0 + 1) * ra], b_buf[t1 * rb:(t1 + 1) * rb]):
+                e(op(acc, a, b, acc))
 
 
 def _same_acc_wait(e: Emitter) -> int:

@@ -32,6 +32,7 @@ from tensile_lite.asm.gemm.features import (
 from tensile_lite.asm.gemm.grouped import record_bytes, user_argument_offsets
 from tensile_lite.asm.gemm.lanes import LaneLayout, lane_layout
 from tensile_lite.asm.gemm.lds_pad import best_stride
+from tensile_lite.asm.isa import isa_for
 from tensile_lite.asm.matrix import MatrixInstruction
 from tensile_lite.model import DataType, Solution
 from tensile_lite.model.elements import format_bytes
@@ -40,6 +41,8 @@ from tensile_lite.model.elements import format_bytes
 CONVERSIONS: frozenset[tuple[str, str]] = frozenset({("fp8", "f16"), ("bf8", "f16")})
 SINGLE_KERNEL = "single_kernel"
 MULTIPLE_BUFFER = "multiple_buffer"
+# The conversion the xf32 emulation splits f32 inputs with (round to nearest even to bf16; gfx950)
+SPLIT_CONVERSION = "v_cvt_pk_bf16_f32"
 # The largest buffer_load / ds_write the writer uses, in bytes.
 MAX_VECTOR_BYTES = 16
 # LDS offsets of ds instructions are 16-bit immediates: a kernel addresses at most 64 KiB of LDS
@@ -171,6 +174,8 @@ class GemmPlan:
     # split-K (splitk.py): "" (GSU 1), SINGLE_KERNEL (MultipleBufferSingleKernel: the kernel reduces) or
     # MULTIPLE_BUFFER (the runtime's conversion kernel reduces, postgsu.py)
     split_k: str = ""
+    # xf32 emulated with bf16 MFMAs (UseF32XEmulation, xf32_split.py): A and B stay f32 in LDS
+    xf32_split: bool = False
 
     @property
     def steps(self) -> int:
@@ -335,9 +340,16 @@ def build_plan(sol: Solution) -> GemmPlan:
     except Exception as exc:  # an unknown target is a coverage fact, not a crash
         raise Unsupported(f"arch:{sol.arch}", str(exc)) from None
     formats = _element_formats(sol, arch)
-    # F32XdlMathOp X: f32 data multiplied by the xf32 MFMAs (inputs rounded to 10 mantissa bits)
+    # F32XdlMathOp X: f32 data multiplied by the xf32 MFMAs (inputs rounded to 10 mantissa bits), or
+    # with UseF32XEmulation by three bf16 MFMAs on a hi/lo split of each input (xf32_split.py)
     xf32 = pt.data_type is DataType.S and pt.f32_xdl_math_op is DataType.X
-    a_in, b_in = ("xf32", "xf32") if xf32 else (formats[0][2], formats[1][2])
+    emulated = bool(sol.tuning("UseF32XEmulation"))
+    if emulated:
+        if not xf32:
+            raise Unsupported("UseF32XEmulation without xf32", "only f32 data with F32XdlMathOp X is emulated")
+        if not isa_for(arch.name).has(SPLIT_CONVERSION):
+            raise Unsupported(f"UseF32XEmulation on {arch.name}", f"{arch.name} has no {SPLIT_CONVERSION}")
+    a_in, b_in = ("bf16", "bf16") if emulated else ("xf32", "xf32") if xf32 else (formats[0][2], formats[1][2])
     try:
         if a_in == "i8" and not arch.has_agprs:
             # RDNA's integer WMMA takes signed or unsigned bytes (iu8; the kernel asks for signed)
@@ -379,7 +391,9 @@ def build_plan(sol: Solution) -> GemmPlan:
                          tile=tile, depth_u=depth_u, k_contiguous=k_contiguous,
                          vector=vw, o_fastest=o_fastest, load_offsets=offsets, lds_base=lds_base,
                          lds_stride=stride, mi_size=mi_size, wave_tile=wt, wave_group=wg,
-                         k_per_lane=k_per_lane, mfma_regs=mfma.a_regs if name == "A" else mfma.b_regs,
+                         k_per_lane=k_per_lane,
+                         # emulated xf32: the lane's f32 inputs, split in place into bf16 hi and lo halves
+                         mfma_regs=(2 if emulated else 1) * (mfma.a_regs if name == "A" else mfma.b_regs),
                          k_runs=lanes.runs, k_groups=lanes.groups)
         op = attrs.evolve(op, lds_stride=_padded_stride(op, lanes.wave))
         operands.append(op)
@@ -421,4 +435,5 @@ def build_plan(sol: Solution) -> GemmPlan:
                     macro_tile=(mt0, mt1), wave_group=sol.mi_wave_group, wave_tile=sol.mi_wave_tile,
                     a=a, b=b, lds_bytes=lds_bytes, epilogue=feat, vectors=vectors,
                     args=argument_plan(sol), lanes=lanes, e_type=pt.e_type, lsu=lsu,
-                    split_k=SINGLE_KERNEL if splits_in_kernel(sol) else MULTIPLE_BUFFER if splits_for_conversion(sol) else "")
+                    split_k=SINGLE_KERNEL if splits_in_kernel(sol) else MULTIPLE_BUFFER if splits_for_conversion(sol) else "",
+                    xf32_split=emulated)

@@ -88,8 +88,24 @@ _REQUIRED: tuple[tuple[str, object, str], ...] = (
 )
 
 
+def _encoding_reason(sol: Solution) -> str | None:
+    """A type whose code fixes its 8-bit encoding (7.x's OCP codes) on a target that computes another
+    one (OCP fp8 on the FNUZ gfx94x): no instruction there reads it."""
+    pt = sol.problem_type
+    target = TARGETS.get(sol.arch)
+    encoding = target.fp8 if target is not None else None
+    for t in (pt.a_type, pt.b_type, pt.data_type, pt.dest_type, pt.e_type, *pt.bias_data_types):
+        fixed = t.info.fixed_encoding
+        if fixed is not None and not t.info.runs_on(encoding):
+            return f"dtype:{t.letter} ({fixed}) on {sol.arch}"
+    return None
+
+
 def _dtype_reason(sol: Solution) -> str | None:
     pt = sol.problem_type
+    encoding = _encoding_reason(sol)
+    if encoding:
+        return encoding
     if pt.a_type is not pt.data_type or pt.b_type is not pt.data_type:
         if (pt.data_type is not DataType.H or pt.compute_type is not DataType.S
                 or (pt.a_type, pt.b_type, pt.dest_type) not in MIXED_TYPES):
