@@ -61,6 +61,8 @@ TYPES: frozenset[tuple[DataType, DataType, DataType]] = frozenset({
     # int8 inputs, i32 accumulation and epilogue, i32 or (saturated) int8 D
     (DataType.I8, DataType.I, DataType.I), (DataType.I8, DataType.I8, DataType.I),
 })
+# The types of the MAC (non-matrix) kernels: A, B, D and compute all of one of these (mac.py)
+MAC_TYPES: frozenset[DataType] = frozenset({DataType.S, DataType.D})
 # Mixed inputs (A type, B type, D type) with DataType H: the 8-bit operand is widened to f16
 # after the global read and multiplied by the f16 MFMAs (HF8 / F8H and their bf8 forms).
 MIXED_TYPES: frozenset[tuple[DataType, DataType, DataType]] = frozenset(
@@ -89,6 +91,11 @@ _REQUIRED: tuple[tuple[str, object, str], ...] = (
 
 def _dtype_reason(sol: Solution) -> str | None:
     pt = sol.problem_type
+    if sol.matrix_instruction is None:
+        # MAC kernels (mac.py): f32 or f64 throughout, no HighPrecisionAccumulate to honour
+        if (pt.a_type, pt.b_type, pt.dest_type, pt.compute_type) == (pt.data_type,) * 4 and pt.data_type in MAC_TYPES:
+            return None
+        return f"non-MFMA kernel dtype:{pt.a_type.letter}{pt.b_type.letter}/{pt.dest_type.letter}/{pt.compute_type.letter}"
     if pt.a_type is not pt.data_type or pt.b_type is not pt.data_type:
         if (pt.data_type is not DataType.H or pt.compute_type is not DataType.S
                 or (pt.a_type, pt.b_type, pt.dest_type) not in MIXED_TYPES):
@@ -154,16 +161,25 @@ def _solution_reasons(sol: Solution) -> list[str]:
     if sol.kernel_language != "Assembly":
         out.append("KernelLanguage:Source")
     wave = _WAVE.get(sol.arch, 64)
-    if sol.wavefront_size != wave:
+    mi = sol.matrix_instruction
+    target = TARGETS.get(sol.arch)
+    # MAC kernels run in either wave size the target has (RDNA's wave64 ones assemble with -mwavefrontsize64)
+    mac_wave = mi is None and target is not None and sol.wavefront_size in target.wave_sizes
+    if sol.wavefront_size != wave and not mac_wave:
         out.append(f"wave{sol.wavefront_size}")
     if wave == 32 and splits_in_kernel(sol):
         # the reduction's exec masks and cache maintenance are written for CDNA
         out.append("GSU MultipleBufferSingleKernel on RDNA")
     if wave == 32 and sol.problem_type.output_amax_d:
         out.append("AmaxD on RDNA")
-    mi = sol.matrix_instruction
     if mi is None:
-        out.append("non-MFMA kernel")
+        # the MAC kernels sum the whole K in each thread of one tile (mac.py)
+        if splits_k(sol):
+            out.append("non-MFMA kernel with split-K")
+        if sol.workgroup[2] != 1:
+            out.append("non-MFMA kernel with LocalSplitU")
+        if sol.problem_type.output_amax_d:
+            out.append("non-MFMA kernel with AmaxD")
     elif mi.b != 1:
         out.append("MI multi-block")
     elif (mi.m, mi.n) not in ((16, 16), (32, 32)):
