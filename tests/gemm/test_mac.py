@@ -13,8 +13,8 @@ import pytest
 
 from tensile_lite.asm.gemm import unsupported_reasons
 from tensile_lite.asm.gemm.plan import build_plan
-from tensile_lite.emu.ops_vector import _fma64
 from tensile_lite.asm.operands import VCC
+from tensile_lite.emu.ops_vector import _fma64
 from tensile_lite.host import GemmProblem
 from tensile_lite.model import DataType, Params, ProblemType, Solution
 from tests.gemm import harness

@@ -32,7 +32,14 @@ from tensile_lite.asm.gemm.features import (
 from tensile_lite.asm.gemm.grouped import record_bytes, user_argument_offsets
 from tensile_lite.asm.gemm.lanes import LaneLayout, lane_layout
 from tensile_lite.asm.gemm.lds_pad import best_stride
-from tensile_lite.asm.gemm.mac import MAC, MacGeometryError, mac_instruction, mac_lanes, mac_types, mac_wave_group
+from tensile_lite.asm.gemm.mac import (
+    MAC,
+    MacGeometryError,
+    mac_instruction,
+    mac_lanes,
+    mac_types,
+    mac_wave_group,
+)
 from tensile_lite.asm.matrix import MatrixInstruction
 from tensile_lite.model import DataType, Solution
 from tensile_lite.model.elements import format_bytes

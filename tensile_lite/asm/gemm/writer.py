@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import attrs
 
-from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm import epilogue_f64
+from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.epilogue import epilogue
 from tensile_lite.asm.gemm.layout import build_register_map
 from tensile_lite.asm.gemm.mainloop import summation
