@@ -601,9 +601,14 @@ def _op_named(arch: str, name: str, wave: int | None = None) -> Op:
     return isa_for(arch, wave).op(name)
 
 
-@cache
 def isa_for(arch: str, wave: int | None = None) -> InstructionSet:
     """The instruction set of a target (in wave size `wave`, None: its usual one), compiled once per process."""
+    a = get_arch(arch, wave)
+    return _compiled(a.name, a.wavefront_size)
+
+
+@cache
+def _compiled(arch: str, wave: int) -> InstructionSet:
     a = get_arch(arch, wave)
     ops: dict[str, Op] = {}
     attrs_: dict[str, object] = {}
