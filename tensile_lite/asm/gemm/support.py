@@ -18,6 +18,10 @@ RDNA: gfx11 (gfx1100/1101/1102/1150/1151) and gfx12 (gfx1200/1201) in wave32 wit
 (lanes.py): f16/bf16 with f32 accumulation, int8 (signed iu8), and on gfx12 fp8/bf8 and their mixes
 (OCP), with the same epilogue and argument modes; split-K and amax are CDNA-only so far.
 
+MAC (MatrixInstruction empty, mac.py): f32 or f64 throughout (A, B, D and compute), on any target the
+writer builds for, in either wave size the target runs (RDNA wave64 included); GSU 1 and no LocalSplitU;
+f64 takes no epilogue feature beyond alpha and beta (epilogue_f64.py).
+
 The gate is `decide(solution)`: one pass over the feature checks and the plan (whose own `Unsupported`
 raises and the register map's `RegisterOverflow` are reasons too) to either a `Buildable` carrying what
 `writer.generate` needs or a `Rejected` carrying the reasons. The build, the library's `supported`
