@@ -90,9 +90,9 @@ class Arch:
     # §1; LLVM's d16PreservesUnusedBits), and one code object must work with ECC on or off.
     d16_preserves_other_half: bool = False
 
-    def __reduce__(self) -> tuple[object, tuple[str]]:
-        # one record per target: unpickling looks it up again (its tables are read-only proxies)
-        return get_arch, (self.name,)
+    def __reduce__(self) -> tuple[object, tuple[str, int]]:
+        # one record per target and wave size: unpickling looks it up again (its tables are read-only proxies)
+        return get_arch, (self.name, self.wavefront_size)
 
     @property
     def lane_mask_width(self) -> int:
@@ -228,10 +228,22 @@ ARCHS: Mapping[str, Arch] = MappingProxyType({
     gfx: _cdna(t) if t.cdna else _rdna(t) for gfx, t in TARGETS.items() if t.instruction_tables})
 
 
-def get_arch(name: str) -> Arch:
-    """The record of a target (`gfx942`; target-ID features such as `:xnack+` are ignored)."""
+# gfx10+ targets run in the other wave size too (wave64 on RDNA): its lane masks are SGPR pairs
+_OTHER_WAVE: Mapping[tuple[str, int], Arch] = MappingProxyType({
+    (gfx, wave): attrs.evolve(a, wavefront_size=wave) for gfx, a in ARCHS.items()
+    for wave in TARGETS[gfx].wave_sizes if wave != a.wavefront_size})
+
+
+def get_arch(name: str, wave: int | None = None) -> Arch:
+    """The record of a target (`gfx942`; target-ID features such as `:xnack+` are ignored), in wave size
+    `wave` (None: the target's usual one, the registry's `wavefront_size`)."""
     target = get_target(name)
     arch = ARCHS.get(target.gfx)
     if arch is None:
         raise UnknownArchitecture(f"{target.gfx}: the assembler layer does not describe its instruction set yet")
-    return arch
+    if wave is None or wave == arch.wavefront_size:
+        return arch
+    other = _OTHER_WAVE.get((target.gfx, wave))
+    if other is None:
+        raise UnknownArchitecture(f"{target.gfx} does not run wave{wave}")
+    return other

@@ -299,9 +299,9 @@ class Op:
     def __call__(self, *operands: Any, mods: Modifier | None = None) -> Instruction:
         return self.build(*operands, mods=mods)
 
-    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+    def __reduce__(self) -> tuple[Any, tuple[str, str, int]]:
         # rebuilt from the table in the receiving process (the generated builder is not picklable)
-        return _op_named, (self.arch.name, self.row.name)
+        return _op_named, (self.arch.name, self.row.name, self.arch.wavefront_size)
 
     def _arity_error(self, got: int) -> None:
         raise OperandError(f"{self.spelling} on {self.arch.name} takes {len(self.slots)} operand(s) "
@@ -597,14 +597,19 @@ class InstructionSet:
         raise AttributeError(f"the instruction table has no {name!r} (target {self.arch.name})")
 
 
-def _op_named(arch: str, name: str) -> Op:
-    return isa_for(arch).op(name)
+def _op_named(arch: str, name: str, wave: int | None = None) -> Op:
+    return isa_for(arch, wave).op(name)
+
+
+def isa_for(arch: str, wave: int | None = None) -> InstructionSet:
+    """The instruction set of a target (in wave size `wave`, None: its usual one), compiled once per process."""
+    a = get_arch(arch, wave)
+    return _compiled(a.name, a.wavefront_size)
 
 
 @cache
-def isa_for(arch: str) -> InstructionSet:
-    """The instruction set of a target, compiled once per process."""
-    a = get_arch(arch)
+def _compiled(arch: str, wave: int) -> InstructionSet:
+    a = get_arch(arch, wave)
     ops: dict[str, Op] = {}
     attrs_: dict[str, object] = {}
     missing = []

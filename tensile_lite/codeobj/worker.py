@@ -125,7 +125,10 @@ def run_task(task: AssembleTask, tool_slots: Any = None) -> AssembleResult:
     obj = task.obj_dir / f"{base}.o"
     cache, key = task.cache, None
     notes: list[str] = []
-    flags = assemble_argv(task.toolchain, src.arch, Path("-"), code_object_version=task.code_object_version)[1:]
+    wave = getattr(src, "wavefront_size", None)
+    wave64 = None if wave is None else wave == 64
+    flags = assemble_argv(task.toolchain, src.arch, Path("-"), code_object_version=task.code_object_version,
+                          wave64=wave64)[1:]
     if cache is not None:
         identity = getattr(src, "cache_identity", None)
         content = identity() if callable(identity) else None
@@ -155,7 +158,7 @@ def run_task(task: AssembleTask, tool_slots: Any = None) -> AssembleResult:
     try:
         with tool_slots if tool_slots is not None else contextlib.nullcontext():
             assemble(task.toolchain, text, src.arch, obj, code_object_version=task.code_object_version,
-                     timeout=task.timeout)
+                     wave64=wave64, timeout=task.timeout)
     except TensileLiteError as exc:
         failed, why = _keep_failed_text(task.failed_dir, base, text)
         return AssembleResult(src.name, src.arch, None, text_bytes_kept=kept, error=exc.message + why,

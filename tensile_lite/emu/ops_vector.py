@@ -9,8 +9,10 @@ the hardware is approximate to about 1 ulp.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
+from fractions import Fraction
 from types import MappingProxyType
 
 import numpy as np
@@ -426,8 +428,26 @@ def _f64_op(fn: Callable, n: int) -> Factory:
 
 
 def _fma64(a, b, c):
-    # Exact product and sum in long double where available; f64 fma double-rounds only on exact ties.
-    return (np.asarray(a, dtype=np.longdouble) * b + c).astype(F64)
+    """a * b + c with one rounding (RNE), lane by lane: the finite lanes exactly in rationals (long double
+    cannot hold a 106-bit product), Inf/NaN lanes by numpy's rules, which IEEE fma shares."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, F64), np.asarray(b, F64), np.asarray(c, F64))
+    with np.errstate(all="ignore"):
+        out = a * b + c
+    for i in np.flatnonzero(np.isfinite(a) & np.isfinite(b) & np.isfinite(c)):
+        out[i] = _fma64_exact(float(a[i]), float(b[i]), float(c[i]))
+    return out
+
+
+def _fma64_exact(a: float, b: float, c: float) -> float:
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:
+        # an exact zero sum is +0 under RNE, unless both terms are zeros of negative sign
+        product_negative = math.copysign(1.0, a) * math.copysign(1.0, b) < 0
+        return -0.0 if a * b == 0 and c == 0 and product_negative and math.copysign(1.0, c) < 0 else 0.0
+    try:
+        return float(exact)   # int / int true division rounds correctly
+    except OverflowError:
+        return math.inf if exact > 0 else -math.inf
 
 
 # ---------------------------------------------------------------------------------------------

@@ -76,7 +76,7 @@ def build(toolchain: Toolchain, sol: Solution, out_dir: Path) -> Built:
     text = generate(sol, name)
     obj = out_dir / f"{name}.o"
     co = out_dir / f"{name}.co"
-    assemble(toolchain, text, sol.arch, obj)
+    assemble(toolchain, text, sol.arch, obj, wave64=sol.wavefront_size == 64)
     link(toolchain, [obj], co)
     obj.unlink()
     return Built(sol, name, co, toolchain)

@@ -16,7 +16,7 @@ from tensile_lite.asm.gemm import (
 )
 from tensile_lite.asm.gemm.abi import splits_k
 from tensile_lite.asm.gemm.preload import preload_dwords
-from tensile_lite.asm.gemm.support import TYPES
+from tensile_lite.asm.gemm.support import MAC_TYPES, TYPES
 from tensile_lite.custom import CustomBuild
 from tensile_lite.errors import BuildError
 from tensile_lite.model import DataType, Params, ProblemType
@@ -123,8 +123,12 @@ def test_dev_set_v1_solutions() -> None:
             if reasons:
                 continue
             supported += 1
-            # what hipBLASLt runs: MFMA in wave64 on CDNA, WMMA in wave32 on RDNA
             assert sol.arch in GEMM_TARGETS
+            if sol.matrix_instruction is None:
+                # MAC kernels: f32 or f64 throughout, in the wave size the solution asks for
+                assert pt.data_type in MAC_TYPES and pt.dest_type is pt.compute_type is pt.data_type
+                continue
+            # what hipBLASLt runs: MFMA in wave64 on CDNA, WMMA in wave32 on RDNA
             assert sol.wavefront_size == (64 if sol.arch.startswith("gfx9") else 32)
             assert (pt.data_type, pt.dest_type, pt.compute_type) in TYPES
             assert sol.runtime.global_split_u == 1 or (splits_k(sol) and sol.workgroup[2] == 1)

@@ -30,7 +30,7 @@ class Emitter:
     def __init__(self, plan: GemmPlan, regs: RegisterMap, lines: list[str]) -> None:
         self.plan = plan
         self.r = regs
-        self.isa: InstructionSet = isa_for(plan.arch.name)
+        self.isa: InstructionSet = isa_for(plan.arch.name, plan.arch.wavefront_size)
         self.labels = Labels()
         self.out = AsmWriter(lines)
         # MUBUF soffset 0: an inline constant, or the null register where the target takes no constant

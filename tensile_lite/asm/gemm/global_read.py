@@ -87,8 +87,10 @@ def guarded_loads(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
             e(isa.s_and_b64(vcc, vcc, mask) if len(mask) == 2 else isa.s_and_b32(vcc, vcc, mask))
             e(isa.v_cndmask_b32(v[1], r.oob, base, vcc))
             mods = Buf(offen=True, offset=(cc + el) * op.bpe)
-            if op.bpe == 4:
-                e(isa.buffer_load_dword(o.tile[n * rpl + el], v[1], o.srd, e.soff0, mods=mods))
+            if op.bpe >= 4:
+                words = op.bpe // 4
+                load = isa.buffer_load_dword if words == 1 else isa.buffer_load_dwordx2
+                e(load(o.tile[n * rpl + el * words:n * rpl + (el + 1) * words], v[1], o.srd, e.soff0, mods=mods))
             elif not e.plan.arch.d16_preserves_other_half:
                 _load_zero_extended(e, op, o, n, el, v[1], mods)
             elif op.bpe == 2:

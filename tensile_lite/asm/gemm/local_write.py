@@ -36,7 +36,9 @@ def write_tile(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
             continue
         for el in range(op.vector):
             offset = ((cc + el) * op.lds_stride + oc) * bpe
-            if bpe == 4:
+            if bpe == 8:
+                e(isa.ds_write_b64(o.lds_write, src[2 * el:2 * el + 2], mods=DS(offset=offset)))
+            elif bpe == 4:
                 e(isa.ds_write_b32(o.lds_write, src[el], mods=DS(offset=offset)))
             elif bpe == 2:
                 write = isa.ds_write_b16_d16_hi if el % 2 else isa.ds_write_b16

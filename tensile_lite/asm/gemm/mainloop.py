@@ -20,6 +20,8 @@ from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.global_read import advance, load_tile, set_k_bound
 from tensile_lite.asm.gemm.local_read import read_step
 from tensile_lite.asm.gemm.local_write import write_tile
+from tensile_lite.asm.gemm.mac import MAC
+from tensile_lite.asm.gemm.mac import compute_tile as mac_compute_tile
 from tensile_lite.asm.modifiers import Sel
 
 # Wait states between an MFMA and a VALU access of its result, for the slowest MFMA (16 passes:
@@ -31,8 +33,9 @@ MFMA_RESULT_WAIT = 20
 def zero_accumulators(e: Emitter) -> None:
     acc = e.r.acc
     e(e.acc_write(acc[i], 0) for i in range(acc.count))
-    # a VALU write read by an MFMA needs 2 wait states
-    e.nops(2)
+    if e.plan.mfma.kind != MAC:
+        # a VALU write read by an MFMA needs 2 wait states
+        e.nops(2)
 
 
 def _mfmas(e: Emitter, buffer: int) -> None:
@@ -101,6 +104,7 @@ def compute_tile(e: Emitter) -> None:
 
 def summation(e: Emitter) -> None:
     isa, r, plan = e.isa, e.r, e.plan
+    mac = plan.mfma.kind == MAC
     zero_accumulators(e)
     end = e.new_label("SummationEnd")
     loop = e.new_label("LoopBegin")
@@ -125,7 +129,11 @@ def summation(e: Emitter) -> None:
     load_tile(e, plan.a, r.a)
     load_tile(e, plan.b, r.b)
     e.label(no_prefetch)
-    compute_tile(e)
+    if mac:
+        mac_compute_tile(e)
+    else:
+        compute_tile(e)
     e(isa.s_cmp_lt_u32(r.counter, r.iters), isa.s_cbranch_scc1(loop))
     e.label(end)
-    e.nops(MFMA_RESULT_WAIT)
+    if not mac:
+        e.nops(MFMA_RESULT_WAIT)

@@ -32,6 +32,14 @@ from tensile_lite.asm.gemm.features import (
 from tensile_lite.asm.gemm.grouped import record_bytes, user_argument_offsets
 from tensile_lite.asm.gemm.lanes import LaneLayout, lane_layout
 from tensile_lite.asm.gemm.lds_pad import best_stride
+from tensile_lite.asm.gemm.mac import (
+    MAC,
+    MacGeometryError,
+    mac_instruction,
+    mac_lanes,
+    mac_types,
+    mac_wave_group,
+)
 from tensile_lite.asm.isa import isa_for
 from tensile_lite.asm.matrix import MatrixInstruction
 from tensile_lite.model import DataType, Solution
@@ -84,6 +92,8 @@ class OperandPlan:
     mfma_regs: int           # VGPRs of one MFMA operand
     k_runs: int = 1          # runs of consecutive k per lane and MFMA (2 for gfx12's 16-bit WMMA)
     k_groups: int = 1        # lane groups along k (64 / M on CDNA, 1 on gfx11, 2 on gfx12)
+    # MAC kernels' A: the lane's row in its block is lane / this (mac.py), not lane % mi_size
+    lane_row_divisor: int = 0
 
     @property
     def loads(self) -> int:
@@ -329,12 +339,43 @@ def _element_formats(sol: Solution, arch: Arch) -> tuple[tuple[DataType, str, st
     return tuple(out)
 
 
+def _mac_geometry(sol: Solution) -> tuple[Arch, MatrixInstruction, LaneLayout, tuple[int, int], tuple[int, int],
+                                           tuple[tuple[DataType, str, str], ...]]:
+    """A MAC kernel's (arch in the solution's wave size, k-step, lanes, wave group, wave tile,
+    operand formats), or Unsupported."""
+    pt = sol.problem_type
+    wave = sol.wavefront_size
+    try:
+        arch = get_arch(sol.arch)
+    except Exception as exc:  # an unknown target is a coverage fact, not a crash
+        raise Unsupported(f"arch:{sol.arch}", str(exc)) from None
+    try:
+        arch = get_arch(sol.arch, wave)
+    except Exception:
+        raise Unsupported(f"wave{wave}", f"{sol.arch} does not run wave{wave}") from None
+    fmt = pt.data_type.isa_format
+    if (fmt not in mac_types() or pt.a_type is not pt.data_type or pt.b_type is not pt.data_type
+            or pt.dest_type is not pt.data_type or pt.compute_type is not pt.data_type):
+        raise Unsupported(f"non-MFMA kernel {pt.data_type.letter}", "MAC kernels compute f32 or f64 only")
+    assert fmt is not None
+    try:
+        mi = mac_instruction(fmt, (sol.workgroup[0], sol.workgroup[1]), wave, sol.depth_u)
+    except MacGeometryError as exc:
+        raise Unsupported("tiling:MAC", str(exc)) from None
+    group = mac_wave_group(mi, (sol.workgroup[0], sol.workgroup[1]))
+    tile = sol.thread_tile
+    if (group[0] * tile[0] * mi.m, group[1] * tile[1] * mi.n) != sol.macro_tile:
+        raise Unsupported("tiling:MAC", f"MacroTile {sol.macro_tile} is not WorkGroup x ThreadTile")
+    formats = tuple((t, fmt, fmt) for t in (pt.a_type, pt.b_type))
+    return arch, mi, mac_lanes(wave), group, tile, formats
+
+
 def build_plan(sol: Solution) -> GemmPlan:
     """The geometry of `sol`'s kernel, or `Unsupported` naming the first thing in the way."""
     pt = sol.problem_type
     mi = sol.matrix_instruction
     if mi is None:
-        raise Unsupported("non-MFMA kernel", "MatrixInstruction is empty (a MAC kernel)")
+        return _build(sol, *_mac_geometry(sol))
     try:
         arch = get_arch(sol.arch)
     except Exception as exc:  # an unknown target is a coverage fact, not a crash
@@ -364,6 +405,15 @@ def build_plan(sol: Solution) -> GemmPlan:
         raise Unsupported(f"MI:{mi.m}x{mi.n}x{mi.k}x{mi.b}", "accumulator layout not handled")
     if sol.wavefront_size != lanes.wave:
         raise Unsupported(f"wave{sol.wavefront_size}", f"{mfma.name} runs in wave{lanes.wave} here")
+    return _build(sol, arch, mfma, lanes, sol.mi_wave_group, sol.mi_wave_tile, formats)
+
+
+def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout, wave_group: tuple[int, int],
+           wave_tile: tuple[int, int], formats: tuple[tuple[DataType, str, str], ...]) -> GemmPlan:
+    """The plan from the instruction, lanes and wave tiling (of an MFMA/WMMA or of a MAC kernel)."""
+    pt = sol.problem_type
+    mac = mfma.kind == MAC
+    emulated = not mac and bool(sol.tuning("UseF32XEmulation"))  # checked by build_plan
     threads = sol.num_threads
     depth_u = sol.depth_u
     if depth_u % mfma.k:
@@ -376,10 +426,9 @@ def build_plan(sol: Solution) -> GemmPlan:
     operands = []
     lds_base = 0
     for (name, tile, tlu, grvw, mi_size, wt, wg), (mem_type, mem_fmt, mfma_fmt) in zip((
-            ("A", mt0, pt.tlu_a, sol.global_read_vector_width_a, mfma.m, sol.mi_wave_tile[0],
-             sol.mi_wave_group[0]),
-            ("B", mt1, pt.tlu_b, sol.global_read_vector_width_b, mfma.n, sol.mi_wave_tile[1],
-             sol.mi_wave_group[1])), formats, strict=True):
+            ("A", mt0, pt.tlu_a, sol.global_read_vector_width_a, mfma.m, wave_tile[0], wave_group[0]),
+            ("B", mt1, pt.tlu_b, sol.global_read_vector_width_b, mfma.n, wave_tile[1], wave_group[1])),
+            formats, strict=True):
         k_contiguous = not tlu
         bpe = mem_type.num_bytes
         lds_bpe = bpe if mem_fmt == mfma_fmt else format_bytes(mfma_fmt)
@@ -394,7 +443,8 @@ def build_plan(sol: Solution) -> GemmPlan:
                          k_per_lane=k_per_lane,
                          # emulated xf32: the lane's f32 inputs, split in place into bf16 hi and lo halves
                          mfma_regs=(2 if emulated else 1) * (mfma.a_regs if name == "A" else mfma.b_regs),
-                         k_runs=lanes.runs, k_groups=lanes.groups)
+                         k_runs=lanes.runs, k_groups=lanes.groups,
+                         lane_row_divisor=mfma.n if mac and name == "A" else 0)
         op = attrs.evolve(op, lds_stride=_padded_stride(op, lanes.wave))
         operands.append(op)
         lds_base += -(-op.lds_bytes // 16) * 16
@@ -424,15 +474,15 @@ def build_plan(sol: Solution) -> GemmPlan:
     vectors = vector_regions(epi.lds_vectors(feat), (mt0, mt1), threads)
     # the vectors, and then the amax reduction (an f32 per thread, amax.py), reuse the tiles' LDS once
     # the main loop is done
-    acc_regs = sol.mi_wave_tile[0] * sol.mi_wave_tile[1] * mfma.cd_regs
-    lsu_bytes = (lsu - 1) * sol.mi_wave_group[0] * sol.mi_wave_group[1] * lanes.wave * acc_regs * 4
+    acc_regs = wave_tile[0] * wave_tile[1] * mfma.cd_regs
+    lsu_bytes = (lsu - 1) * wave_group[0] * wave_group[1] * lanes.wave * acc_regs * 4
     lds_bytes = max(lds_base, staging_bytes(vectors), epi.lds_bytes(feat, threads), lsu_bytes)
     if lds_bytes > limit:
         raise Unsupported("resources:LDS", f"the epilogue needs {lds_bytes} bytes of LDS; at most "
                                            f"{limit} are addressable")
     return GemmPlan(arch=arch, in_type=pt.data_type, dest_type=pt.dest_type, batched=pt.num_indices_c == 3,
                     use_beta=pt.use_beta, mfma=mfma, num_threads=threads, depth_u=depth_u,
-                    macro_tile=(mt0, mt1), wave_group=sol.mi_wave_group, wave_tile=sol.mi_wave_tile,
+                    macro_tile=(mt0, mt1), wave_group=wave_group, wave_tile=wave_tile,
                     a=a, b=b, lds_bytes=lds_bytes, epilogue=feat, vectors=vectors,
                     args=argument_plan(sol), lanes=lanes, e_type=pt.e_type, lsu=lsu,
                     split_k=SINGLE_KERNEL if splits_in_kernel(sol) else MULTIPLE_BUFFER if splits_for_conversion(sol) else "",

@@ -181,7 +181,11 @@ def loop_counts(e: Emitter) -> None:
     # alpha == +-0 skips the summation entirely (spec §1.1: NaN/Inf in A or B never propagate)
     alpha = r.arg("alpha")
     # (an int32 alpha is zero only when every bit is: 0x80000000 is INT_MIN, not -0.0)
-    e(isa.s_and_b32(t[0], alpha, 0xFFFFFFFF if plan.integer else 0x7FFFFFFF))
+    if alpha.count == 2:
+        # f64: zero when every bit but the sign is
+        e(isa.s_and_b32(t[0], alpha[1], 0x7FFFFFFF), isa.s_or_b32(t[0], t[0], alpha[0]))
+    else:
+        e(isa.s_and_b32(t[0], alpha, 0xFFFFFFFF if plan.integer else 0x7FFFFFFF))
     e(isa.s_cmp_eq_u32(t[0], 0))
     e(isa.s_cselect_b32(r.iters, 0, r.iters))
     # edge: fewer than MT rows or columns left
@@ -354,7 +358,11 @@ def thread_addresses(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
         wave_f = v[1]
     e.v_mul_const(v[4], wave_f, op.wave_tile * op.mi_size)
     e(isa.v_and_b32(v[5], lanes.wave - 1, tid))  # lane
-    e(udiv_const(isa, v[6], v[5], op.mi_size, v[2], v[7]))  # v6 = lane / mi, v7 = lane % mi
+    if op.lane_row_divisor:
+        # a MAC kernel's A: the lane's output row, lane / n (mac.py)
+        e(udiv_const(isa, v[7], v[5], op.lane_row_divisor, v[2]))
+    else:
+        e(udiv_const(isa, v[6], v[5], op.mi_size, v[2], v[7]))  # v6 = lane / mi, v7 = lane % mi
     e(isa.v_add_u32(v[4], v[4], v[7]))
     e.v_mul_const(v[4], v[4], op.lds_stride)
     if op.k_groups > 1:

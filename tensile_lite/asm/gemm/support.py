@@ -18,6 +18,10 @@ RDNA: gfx11 (gfx1100/1101/1102/1150/1151) and gfx12 (gfx1200/1201) in wave32 wit
 (lanes.py): f16/bf16 with f32 accumulation, int8 (signed iu8), and on gfx12 fp8/bf8 and their mixes
 (OCP), with the same epilogue and argument modes; split-K and amax are CDNA-only so far.
 
+MAC (MatrixInstruction empty, mac.py): f32 or f64 throughout (A, B, D and compute), on any target the
+writer builds for, in either wave size the target runs (RDNA wave64 included); GSU 1 and no LocalSplitU;
+f64 takes no epilogue feature beyond alpha and beta (epilogue_f64.py).
+
 The gate is `decide(solution)`: one pass over the feature checks and the plan (whose own `Unsupported`
 raises and the register map's `RegisterOverflow` are reasons too) to either a `Buildable` carrying what
 `writer.generate` needs or a `Rejected` carrying the reasons. The build, the library's `supported`
@@ -62,6 +66,8 @@ TYPES: frozenset[tuple[DataType, DataType, DataType]] = frozenset({
     # int8 inputs, i32 accumulation and epilogue, i32 or (saturated) int8 D
     (DataType.I8, DataType.I, DataType.I), (DataType.I8, DataType.I8, DataType.I),
 })
+# The types of the MAC (non-matrix) kernels: A, B, D and compute all of one of these (mac.py)
+MAC_TYPES: frozenset[DataType] = frozenset({DataType.S, DataType.D})
 # Mixed inputs (A type, B type, D type) with DataType H: the 8-bit operand is widened to f16
 # after the global read and multiplied by the f16 MFMAs (HF8 / F8H and their bf8 forms).
 MIXED_TYPES: frozenset[tuple[DataType, DataType, DataType]] = frozenset(
@@ -106,6 +112,11 @@ def _dtype_reason(sol: Solution) -> str | None:
     encoding = _encoding_reason(sol)
     if encoding:
         return encoding
+    if sol.matrix_instruction is None:
+        # MAC kernels (mac.py): f32 or f64 throughout, no HighPrecisionAccumulate to honour
+        if (pt.a_type, pt.b_type, pt.dest_type, pt.compute_type) == (pt.data_type,) * 4 and pt.data_type in MAC_TYPES:
+            return None
+        return f"non-MFMA kernel dtype:{pt.a_type.letter}{pt.b_type.letter}/{pt.dest_type.letter}/{pt.compute_type.letter}"
     if pt.a_type is not pt.data_type or pt.b_type is not pt.data_type:
         if (pt.data_type is not DataType.H or pt.compute_type is not DataType.S
                 or (pt.a_type, pt.b_type, pt.dest_type) not in MIXED_TYPES):
@@ -169,16 +180,25 @@ def _solution_reasons(sol: Solution) -> list[str]:
     if sol.kernel_language != "Assembly":
         out.append("KernelLanguage:Source")
     wave = _WAVE.get(sol.arch, 64)
-    if sol.wavefront_size != wave:
+    mi = sol.matrix_instruction
+    target = TARGETS.get(sol.arch)
+    # MAC kernels run in either wave size the target has (RDNA's wave64 ones assemble with -mwavefrontsize64)
+    mac_wave = mi is None and target is not None and sol.wavefront_size in target.wave_sizes
+    if sol.wavefront_size != wave and not mac_wave:
         out.append(f"wave{sol.wavefront_size}")
     if wave == 32 and splits_in_kernel(sol):
         # the reduction's exec masks and cache maintenance are written for CDNA
         out.append("GSU MultipleBufferSingleKernel on RDNA")
     if wave == 32 and sol.problem_type.output_amax_d:
         out.append("AmaxD on RDNA")
-    mi = sol.matrix_instruction
     if mi is None:
-        out.append("non-MFMA kernel")
+        # the MAC kernels sum the whole K in each thread of one tile (mac.py)
+        if splits_k(sol):
+            out.append("non-MFMA kernel with split-K")
+        if sol.workgroup[2] != 1:
+            out.append("non-MFMA kernel with LocalSplitU")
+        if sol.problem_type.output_amax_d:
+            out.append("non-MFMA kernel with AmaxD")
     elif mi.b != 1:
         out.append("MI multi-block")
     elif (mi.m, mi.n) not in ((16, 16), (32, 32)):

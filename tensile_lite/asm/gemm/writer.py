@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import attrs
 
+from tensile_lite.asm.gemm import epilogue_f64
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.epilogue import epilogue
 from tensile_lite.asm.gemm.layout import build_register_map
@@ -33,7 +34,7 @@ from tensile_lite.asm.gemm.support import Decision, Rejected, decide
 from tensile_lite.asm.kernel import KernelSpec, kernel_header, kernel_trailer
 from tensile_lite.custom.kernel import CustomBuild
 from tensile_lite.errors import BuildError, Where
-from tensile_lite.model import Solution, kernel_key
+from tensile_lite.model import DataType, Solution, kernel_key
 from tensile_lite.model.serialize import identity_bytes
 
 KERN_ARGS_VERSION = 2
@@ -72,7 +73,7 @@ def generate(sol: Solution, name: str | None = None, *, code_object_version: int
     plan, layout, preload = decision.plan, decision.layout, decision.preload
     regs = build_register_map(plan, name, layout, preload=preload)
     spec = KernelSpec(
-        name=name, arch=plan.arch, arguments=tuple(p.argument for p in layout.arguments),
+        name=name, arch=plan.arch, wavefront_size=plan.lanes.wave, arguments=tuple(p.argument for p in layout.arguments),
         workgroup_size=plan.num_threads, lds_bytes=plan.lds_bytes, workgroup_ids=_workgroup_ids(plan),
         code_object_version=code_object_version, kernarg_preload=preload,
         extra_metadata={"custom.config": {"InternalSupportParams": {"KernArgsVersion": KERN_ARGS_VERSION}}})
@@ -81,7 +82,10 @@ def generate(sol: Solution, name: str | None = None, *, code_object_version: int
     enter(e, spec)
     setup(e)
     summation(e)
-    epilogue(e)
+    if plan.dest_type is DataType.D:
+        epilogue_f64.epilogue(e)
+    else:
+        epilogue(e)
     e.out.flush()
     lines += kernel_trailer(spec, regs.counts)
     lines.append("")
@@ -102,6 +106,11 @@ class GemmKernel:
     @property
     def arch(self) -> str:
         return self.solution.arch
+
+    @property
+    def wavefront_size(self) -> int:
+        """The wave size the kernel is assembled for (`-mwavefrontsize64`: CDNA, and RDNA's wave64 MAC kernels)."""
+        return self.solution.wavefront_size
 
     @classmethod
     def of(cls, sol: Solution, name: str | None = None, *, code_object_version: int = 4,
