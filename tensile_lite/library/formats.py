@@ -29,7 +29,9 @@ from tensile_lite.library import indexed
 _Dumper = yaml.CSafeDumper if yaml.__with_libyaml__ else yaml.SafeDumper
 _Loader = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
 
-FORMATS: tuple[str, ...] = ("msgpack", "msgpack-zstd", "msgpack-zlib", "msgpack-indexed", "msgpack-indexed-zlib",
+# The indexed formats come first: where two formats share a file name, the later one is the plain layout
+# (readers that try the formats in order, and the dev-set digest record, see the format-1 file).
+FORMATS: tuple[str, ...] = ("msgpack-indexed", "msgpack-indexed-zlib", "msgpack", "msgpack-zstd", "msgpack-zlib",
                              "yaml")
 INDEXED_FORMATS: tuple[str, ...] = ("msgpack-indexed", "msgpack-indexed-zlib")
 _ZLIB_FORMATS = ("msgpack-zlib", "msgpack-indexed-zlib")
