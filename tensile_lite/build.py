@@ -30,8 +30,8 @@ from tensile_lite.codeobj.trivial import TrivialKernel
 from tensile_lite.custom import CustomBuild, CustomKernel
 from tensile_lite.errors import BuildError, LogicError, TensileLiteError
 from tensile_lite.host.conversion import conversion_kernels
-from tensile_lite.interfaces import Interface, get_interface
-from tensile_lite.library.formats import FORMATS, file_name
+from tensile_lite.interfaces import INTERFACES, Interface, get_interface
+from tensile_lite.library.formats import FORMATS, INDEXED_FORMATS, file_name
 from tensile_lite.library.layout import arch_folder, helper_code_object, in_folder, mapping_names
 from tensile_lite.library.plan import ArchPlan, LibraryPlan, build_plan
 from tensile_lite.library.writer import write_arch, write_mappings
@@ -401,3 +401,8 @@ def check_request(req: TclRequest, interface: Interface) -> None:
         raise TensileLiteError(f"--library-format {req.library_format} is not supported yet; use one of "
                                f"{', '.join(FORMATS)} (default for {interface.name}: "
                                f"{interface.default_library_format})")
+    if req.library_format in INDEXED_FORMATS and not interface.reads_indexed:
+        readers = ", ".join(i.name for i in INTERFACES.values() if i.reads_indexed)
+        raise TensileLiteError(f"--library-format {req.library_format}: the {interface.name} runtime cannot read "
+                               f"indexed .dat files (format_version 2); only {readers} does. Use "
+                               f"{interface.default_library_format}, or --interface {readers}")

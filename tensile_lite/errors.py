@@ -86,6 +86,10 @@ class LogicError(TensileLiteError):
     """A logic file that cannot be read or is inconsistent."""
 
 
+class DatError(TensileLiteError):
+    """A library file that cannot be decoded."""
+
+
 class ToolchainError(TensileLiteError):
     """The LLVM toolchain is missing, too old, or cannot handle a target."""
 

@@ -38,6 +38,8 @@ class Interface:
     manifest: bool                   # TensileManifest.txt, written last (2024's CMake stamp)
     compress_code_objects: bool      # .co as compressed offload bundles unless --no-compress
     default_library_format: str      # --library-format when the command line does not give one
+    # the runtime reads indexed .dat files (format_version 2, `msgpack-indexed`; rocm-libraries PR 11295)
+    reads_indexed: bool = False
 
 
 HIPBLASLT_2024 = "hipblaslt-2024"
@@ -56,7 +58,7 @@ _INTERFACES: tuple[Interface, ...] = (
     Interface(ROCM_DEVELOP, "rocm-libraries develop (library/<gfx>/, per-architecture mapping, .dat.zlib)",
               per_arch_dirs=True, mapping_file="TensileLiteLibrary_lazy_{gfx}_Mapping", contiguous_indices=True,
               fnuz_names=True, fallback_per_arch=True, manifest=False, compress_code_objects=True,
-              default_library_format="msgpack-zlib"),
+              default_library_format="msgpack-zlib", reads_indexed=True),
 )
 
 INTERFACES: Mapping[str, Interface] = MappingProxyType({i.name: i for i in _INTERFACES})

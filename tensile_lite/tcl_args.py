@@ -22,6 +22,7 @@ from tensile_lite.custom.locate import FLAG as CUSTOM_FLAG
 from tensile_lite.errors import EXIT_INPUT, BuildError, UnknownArchitecture, exit_codes_help
 from tensile_lite.interfaces import HIPBLASLT_2024, INTERFACES, get_interface
 from tensile_lite.library.formats import FORMATS as LIBRARY_FORMATS
+from tensile_lite.library.formats import indexed_like
 from tensile_lite.targets import get_target, parse_target_id
 
 DEFAULT_LOCK_TIMEOUT = 600.0  # seconds a second build into the same OutputPath waits for the first
@@ -62,6 +63,8 @@ IGNORED_FLAGS: dict[str, str] = {
 # Library formats upstream's parser offers that our writer (library/formats.FORMATS) may not write yet:
 # accepted on the command line so the failure is ours and says so (`check_library_format`), not argparse's.
 UPSTREAM_LIBRARY_FORMATS: tuple[str, ...] = ("msgpack-indexed",)
+# Upstream's name for the indexed layout: its container is the interface's (.dat.zlib for rocm-develop).
+UPSTREAM_INDEXED = "msgpack-indexed"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -129,8 +132,10 @@ def build_parser(default_interface: str = HIPBLASLT_2024, prog: str = "TensileCr
     p.add_argument("--library-format", default=None,
                    choices=(*LIBRARY_FORMATS, *(f for f in UPSTREAM_LIBRARY_FORMATS if f not in LIBRARY_FORMATS)),
                    help="msgpack (default), msgpack-zstd (one zstd frame, still .dat), msgpack-zlib (.dat.zlib), "
-                        "yaml (debugging); default: the interface's (msgpack; msgpack-zlib for rocm-develop). "
-                        "Upstream's msgpack-indexed is accepted and refused with a reason until the writer has it")
+                        "msgpack-indexed (format_version 2: solutions parsed on first use; .dat.zlib where the "
+                        "interface compresses with zlib, i.e. rocm-develop, whose runtime is the one that reads "
+                        "it), msgpack-indexed-zlib, yaml (debugging); default: the interface's (msgpack; "
+                        "msgpack-zlib for rocm-develop)")
     p.add_argument("--logic-filter", default="*", metavar="GLOB",
                    help="which logic files to read: LogicPath/**/<GLOB>.yaml, so a name glob (*HHS*) or a path "
                         "below the logic root (gfx942/FreeSize/*); default: all")
@@ -282,14 +287,22 @@ def check_library_format(fmt: str) -> str:
     return fmt
 
 
+def library_format_for(requested: str | None, interface: str) -> str:
+    """The format a build writes: the interface's default, or the one asked for; upstream's
+    `msgpack-indexed` takes the container of the interface's default (zlib for rocm-develop)."""
+    default = get_interface(interface).default_library_format
+    if requested == UPSTREAM_INDEXED:
+        return indexed_like(default)
+    return check_library_format(requested or default)
+
+
 def to_request(ns: argparse.Namespace, default_interface: str = HIPBLASLT_2024) -> TclRequest:
     defaults = vars(build_parser().parse_args(["x", "y", "HIP"]))
     ignored = tuple(sorted(f"--{k.replace('_', '-')}" for k in IGNORED_FLAGS if vars(ns).get(k) != defaults.get(k)))
     return TclRequest(
         logic_path=ns.LogicPath, output_path=ns.OutputPath, architectures=parse_architectures(ns.architecture),
         code_object_version=5 if ns.code_object_version in ("V5", "5") else 4,
-        library_format=check_library_format(
-            ns.library_format or get_interface(ns.interface or default_interface).default_library_format),
+        library_format=library_format_for(ns.library_format, ns.interface or default_interface),
         logic_filter=ns.logic_filter, jobs=None if ns.jobs is None or ns.jobs < 1 else ns.jobs,
         verbose=ns.verbose, keep_build_tmp=ns.keep_build_tmp, strict=ns.strict, assembler=ns.assembler,
         linker=ns.linker, library_version=ns.library_version, manifest_only=ns.generate_manifest_and_exit,

@@ -11,19 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from tensile_lite.errors import Where
-from tensile_lite.library.formats import DatError, decode, detect_format
+from tensile_lite.library.formats import INDEXED_FORMATS, DatError, decode, decode_raw, detect_format
 from tensile_lite.library.layout import is_mapping_document, read_mapping
 from tensile_lite.library.predicates import types_used
 from tensile_lite.verify.integrity import DAMAGE, check_document
 
 NAME = "inspect-dat"
-HELP = "decode a library .dat or mapping file (msgpack, zstd, zlib or yaml) and summarise it"
+HELP = "decode a library .dat or mapping file (msgpack, indexed, zstd, zlib or yaml) and summarise it"
 DESCRIPTION = (
-    "Read a TensileLibrary .dat file in any library format (plain msgpack, a zstd frame, a .dat.zlib stream "
-    "or YAML) and print a summary: whether it is a master or a placeholder library, its solutions, the "
+    "Read a TensileLibrary .dat file in any library format (plain msgpack, the indexed layout of format_version "
+    "2, a zstd frame, a .dat.zlib stream or YAML) and print a summary: whether it is a master or a placeholder library, its solutions, the "
     "placeholder libraries it refers to, the library node types and the predicate types it uses. A 7.x "
     "mapping file (TensileLiteLibrary_lazy[_<gfx>]_Mapping.dat[.zlib]) is listed as the solution-index "
-    "ranges of each lazy library. With --json, print the whole decoded tree as JSON instead."
+    "ranges of each lazy library. An indexed file is checked as the runtime loads it and shown as its "
+    "format-1 content. With --json, print the whole decoded tree as JSON instead."
 )
 
 
@@ -98,10 +99,15 @@ def run(args: argparse.Namespace) -> int:
         raise exc.at(file=str(path)) from None
     except DAMAGE as exc:
         raise DatError(f"damaged library file ({type(exc).__name__}: {exc})", Where(file=str(path))) from None
-    print(f"{path}: {detect_format(path, data)}, {len(data):,} bytes, {summary['kind']} library")
+    fmt = detect_format(path, data)
+    print(f"{path}: {fmt}, {len(data):,} bytes, {summary['kind']} library")
     rng = summary["index_range"]
     print(f"  solutions: {summary['solutions']}" + (f" (indices {rng[0]}..{rng[1]}), "
                                                      f"{summary['kernels']} distinct kernels" if rng else ""))
+    if fmt in INDEXED_FORMATS:
+        blob = decode_raw(data, path.name)["solutions_blob"]
+        print(f"  format_version 2: {summary['solutions']} solutions in a {len(blob):,}-byte blob, "
+              "each parsed on first use")
     if summary["placeholders"]:
         print(f"  placeholders ({len(summary['placeholders'])}):")
         for name in summary["placeholders"]:

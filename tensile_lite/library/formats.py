@@ -5,6 +5,8 @@
   (the nixpkgs-patched reader sniffs the frame magic and needs the size). Long-distance matching finds
   the repetition between solutions, which is what makes these files small.
 - `msgpack-zlib`: one zlib stream in `<name>.dat.zlib` (newer upstream runtimes probe that name first).
+- `msgpack-indexed`, `msgpack-indexed-zlib`: the same two containers holding the indexed layout
+  (`format_version` 2, indexed.py) that rocm-libraries develop's runtime reads; mapping files stay plain.
 - `yaml`: `<name>.yaml`, for reading by eye; the runtime's YAML reader takes the same tree.
 """
 
@@ -20,13 +22,19 @@ import msgpack
 import yaml
 import zstandard
 
-from tensile_lite.errors import BuildError, TensileLiteError, Where
+from tensile_lite.errors import BuildError, DatError, Where
+from tensile_lite.library import indexed
 
 # libyaml when PyYAML has it; the pure-Python classes give the same output, slower.
 _Dumper = yaml.CSafeDumper if yaml.__with_libyaml__ else yaml.SafeDumper
 _Loader = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
 
-FORMATS: tuple[str, ...] = ("msgpack", "msgpack-zstd", "msgpack-zlib", "yaml")
+# The indexed formats come first: where two formats share a file name, the later one is the plain layout
+# (readers that try the formats in order, and the dev-set digest record, see the format-1 file).
+FORMATS: tuple[str, ...] = ("msgpack-indexed", "msgpack-indexed-zlib", "msgpack", "msgpack-zstd", "msgpack-zlib",
+                             "yaml")
+INDEXED_FORMATS: tuple[str, ...] = ("msgpack-indexed", "msgpack-indexed-zlib")
+_ZLIB_FORMATS = ("msgpack-zlib", "msgpack-indexed-zlib")
 DEFAULT_FORMAT = "msgpack"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 ZSTD_LEVEL = 19
@@ -35,18 +43,26 @@ ZSTD_WINDOW_LOG = 27
 ZLIB_LEVEL = 9
 
 
-class DatError(TensileLiteError):
-    """A library file that cannot be decoded."""
-
-
 def file_name(stem: str, fmt: str) -> str:
     """The file a library named `stem` is written to in format `fmt`."""
     _check_format(fmt)
     if fmt == "yaml":
         return stem + ".yaml"
-    if fmt == "msgpack-zlib":
+    if fmt in _ZLIB_FORMATS:
         return stem + ".dat.zlib"
     return stem + ".dat"
+
+
+def indexed_like(fmt: str) -> str:
+    """The indexed format in the container of `fmt` (upstream's `msgpack-indexed` is zlib-compressed exactly
+    where its `msgpack` is)."""
+    return "msgpack-indexed-zlib" if fmt in _ZLIB_FORMATS else "msgpack-indexed"
+
+
+def plain_like(fmt: str) -> str:
+    """The format-1 msgpack format in the container of `fmt` (what mapping files use: they have no indexed
+    form, and upstream writes them as plain msgpack even into a YAML build)."""
+    return "msgpack-zlib" if fmt in _ZLIB_FORMATS else "msgpack-zstd" if fmt == "msgpack-zstd" else "msgpack"
 
 
 def _check_format(fmt: str) -> None:
@@ -65,10 +81,12 @@ def encode(document: Any, fmt: str = DEFAULT_FORMAT) -> bytes:
     if fmt == "yaml":
         text = yaml.dump(document, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=120)
         return text.encode("utf-8")
+    if fmt in INDEXED_FORMATS:
+        document = indexed.to_indexed(document)
     packed = msgpack.packb(document, use_bin_type=True)
     if fmt == "msgpack-zstd":
         return _zstd_compressor().compress(packed)
-    if fmt == "msgpack-zlib":
+    if fmt in _ZLIB_FORMATS:
         return zlib.compress(packed, ZLIB_LEVEL)
     return packed
 
@@ -81,7 +99,21 @@ def _unpack(data: bytes, path: str) -> Any:
 
 
 def decode(data: bytes, name: str = "") -> Any:
-    """Decode bytes of any format; `name` (a file name) tells YAML and zlib apart, zstd is sniffed."""
+    """Decode bytes of any format to the format-1 document; `name` (a file name) tells YAML and zlib apart,
+    zstd and the indexed layout are sniffed. An indexed file is checked as the runtime checks it on load."""
+    doc = decode_raw(data, name)
+    if not indexed.is_indexed(doc):
+        return doc
+    if doc["format_version"] == 1:  # the runtime's spelling of the plain layout
+        return {k: v for k, v in doc.items() if k != "format_version"}
+    try:
+        return indexed.from_indexed(doc)
+    except DatError as exc:
+        raise DatError(exc.message, Where(file=name or None)) from None
+
+
+def decode_raw(data: bytes, name: str = "") -> Any:
+    """Decode bytes of any format to the document as stored (an indexed file stays indexed)."""
     if name.endswith((".yaml", ".yml")):
         try:
             return yaml.load(data, Loader=_Loader)
@@ -110,14 +142,25 @@ def read_dat(path: str | Path) -> Any:
     return decode(data, path.name)
 
 
+# How an indexed document starts: a map of 4 or 5 keys whose first key is the 14-byte string `format_version`.
+_INDEXED_HEAD = (b"\x84\xaeformat_version", b"\x85\xaeformat_version")
+
+
 def detect_format(path: str | Path, data: bytes | None = None) -> str:
     name = Path(path).name
     if name.endswith((".yaml", ".yml")):
         return "yaml"
+    if data is None:
+        data = Path(path).read_bytes()
     if name.endswith(".zlib"):
-        return "msgpack-zlib"
-    head = data[:4] if data is not None else Path(path).read_bytes()[:4]
-    return "msgpack-zstd" if head == ZSTD_MAGIC else "msgpack"
+        try:
+            head = zlib.decompressobj().decompress(data, 16)
+        except zlib.error:
+            head = b""
+        return "msgpack-indexed-zlib" if head.startswith(_INDEXED_HEAD) else "msgpack-zlib"
+    if data[:4] == ZSTD_MAGIC:
+        return "msgpack-zstd"
+    return "msgpack-indexed" if data.startswith(_INDEXED_HEAD) else "msgpack"
 
 
 def write_atomic(path: Path, data: bytes) -> None:

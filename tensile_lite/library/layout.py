@@ -15,7 +15,7 @@ import bisect
 from collections.abc import Iterable, Mapping, Sequence
 
 from tensile_lite.interfaces import Interface
-from tensile_lite.library.formats import DatError, file_name
+from tensile_lite.library.formats import DatError, file_name, plain_like
 from tensile_lite.library.plan import ArchPlan
 from tensile_lite.targets import bare_gfx
 
@@ -35,8 +35,9 @@ def helper_code_object(arch: str) -> str:
 
 
 def mapping_format(fmt: str) -> str:
-    """The mapping's format: the library's, except YAML, for which upstream still writes msgpack."""
-    return "msgpack" if fmt == "yaml" else fmt
+    """The mapping's format: the library's container, always holding the plain map (upstream writes the
+    mapping as msgpack even into a YAML or an indexed build: Run.py @00ee1f9d)."""
+    return plain_like(fmt)
 
 
 def mapping_of(archs: Iterable[ArchPlan]) -> dict[int, str]:

@@ -19,7 +19,8 @@ GFX908 = [
     "TensileLibrary_HH_HH_Bias_SAV_UA_Type_HH_HPA_Contraction_l_Ailk_Bjlk_Cijk_Dijk_gfx908",
     "TensileLibrary_HH_SH_HA_Bias_SAV_UA_Type_HS_HPA_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx908",
 ]
-SUFFIX = {"msgpack": ".dat", "msgpack-zstd": ".dat", "msgpack-zlib": ".dat.zlib", "yaml": ".yaml"}
+SUFFIX = {"msgpack": ".dat", "msgpack-zstd": ".dat", "msgpack-zlib": ".dat.zlib", "msgpack-indexed": ".dat",
+          "msgpack-indexed-zlib": ".dat.zlib", "yaml": ".yaml"}
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +43,19 @@ def test_build_metadata_writes_libraries_and_manifest(arcturus: Path, tmp_path: 
     values = {row["library"]["value"] for op in master["library"]["rows"][0]["library"]["map"].values()
               for perf in op["rows"] for row in perf["library"]["rows"]}
     assert values == set(GFX908[1:])
+
+
+def test_inspect_dat_reads_an_indexed_library(arcturus: Path, tmp_path: Path, capsys):
+    main(["build-metadata", str(arcturus), str(tmp_path / "i"), "--library-format", "msgpack-indexed-zlib"])
+    main(["build-metadata", str(arcturus), str(tmp_path / "p"), "--library-format", "msgpack-zlib"])
+    capsys.readouterr()
+    name = GFX908[2] + ".dat.zlib"
+    assert main(["inspect-dat", str(tmp_path / "i" / "library" / name)]) == 0
+    out = capsys.readouterr().out
+    assert "msgpack-indexed-zlib" in out and "placeholder library" in out
+    assert "solutions: 2 (indices 1..2)" in out and "format_version 2: 2 solutions in a " in out
+    assert main(["inspect-dat", "--json", str(tmp_path / "i" / "library" / name)]) == 0
+    assert json.loads(capsys.readouterr().out) == read_dat(tmp_path / "p" / "library" / name)
 
 
 def test_inspect_dat_summary_and_json(arcturus: Path, tmp_path: Path, capsys):

@@ -19,8 +19,9 @@ import tensile_lite.sample
 from tensile_lite.build import check_request
 from tensile_lite.codeobj.elf import read_code_object
 from tensile_lite.errors import TensileLiteError
-from tensile_lite.interfaces import INTERFACES, ROCM_7_2, ROCM_DEVELOP
-from tensile_lite.library.formats import read_dat
+from tensile_lite.interfaces import HIPBLASLT_2024, INTERFACES, ROCM_7_2, ROCM_DEVELOP
+from tensile_lite.library.formats import decode, decode_raw, detect_format, read_dat
+from tensile_lite.library.indexed import check_indexed
 from tensile_lite.library.layout import library_of, read_mapping
 from tensile_lite.tcl import main
 from tensile_lite.tcl_args import build_parser, to_request
@@ -189,8 +190,44 @@ def test_hipblaslt_runtime_loads_the_72_layout(tmp_path, toolchain, runtime_prob
         assert strict_messages(run) == {}
 
 
-def test_msgpack_indexed_is_refused_until_written():
-    req = to_request(build_parser().parse_args(["--interface=rocm-develop", "L", "O", "HIP"]))
-    check_request(req, INTERFACES[ROCM_DEVELOP])  # the default is served
-    with pytest.raises(TensileLiteError, match="--library-format msgpack-indexed is not supported yet"):
-        check_request(attrs.evolve(req, library_format="msgpack-indexed"), INTERFACES[ROCM_DEVELOP])
+def test_msgpack_indexed_takes_the_interfaces_container_and_only_where_the_runtime_reads_it():
+    def request(interface: str) -> Any:
+        return to_request(build_parser().parse_args([f"--interface={interface}", "--library-format=msgpack-indexed",
+                                                     "L", "O", "HIP"]))
+    develop = request(ROCM_DEVELOP)
+    assert develop.library_format == "msgpack-indexed-zlib"  # .dat.zlib, as develop writes every .dat
+    check_request(develop, INTERFACES[ROCM_DEVELOP])
+    for name in (ROCM_7_2, HIPBLASLT_2024):
+        req = request(name)
+        assert req.library_format == "msgpack-indexed"
+        with pytest.raises(TensileLiteError, match=f"the {name} runtime cannot read indexed .dat files"):
+            check_request(req, INTERFACES[name])
+
+
+def test_an_indexed_build_holds_the_format_1_content_and_passes_the_loader_checks(tmp_path, built, logic):
+    """7.x's command line with --library-format=msgpack-indexed: every library file (masters and lazy
+    libraries) is format 2 and passes the runtime loader's checks, with sorted unique indices whose spans
+    tile the blob; it decodes to exactly what the default build wrote; mapping files and code objects are
+    the same bytes."""
+    out = tmp_path / "indexed"
+    assert tcl7(ROCM_DEVELOP, logic, out, "gfx90a;gfx942;gfx1100", "--library-format=msgpack-indexed") == 0
+    plain = built[ROCM_DEVELOP] / "library"
+    library = out / "library"
+    names = sorted(str(p.relative_to(library)) for p in library.rglob("*") if p.is_file())
+    assert names == sorted(str(p.relative_to(plain)) for p in plain.rglob("*") if p.is_file())
+    libraries = 0
+    for name in names:
+        data, before = (library / name).read_bytes(), (plain / name).read_bytes()
+        if "_Mapping" in name or not name.endswith(".dat.zlib"):
+            assert data == before, name
+            continue
+        raw = decode_raw(data, name)
+        assert raw["format_version"] == 2 and detect_format(name, data) == "msgpack-indexed-zlib"
+        rows = check_indexed(raw)
+        assert [r[0] for r in rows] == sorted({r[0] for r in rows})
+        assert [r[1] for r in rows] == [sum(r[2] for r in rows[:n]) for n in range(len(rows))]
+        assert sum(r[2] for r in rows) == len(raw["solutions_blob"])
+        assert decode(data, name) == decode(before, name)
+        libraries += bool(rows)
+    lazy = [n for n in names if n.endswith(".dat.zlib") and "_Mapping" not in n and "/TensileLibrary_lazy_" not in n]
+    assert libraries == len(lazy) > 0  # every lazy library has its solutions in the blob; masters have none
