@@ -91,3 +91,68 @@ def wait_counts(arch: Arch, pending: Sequence[str], retire: int) -> dict[str, in
 def wait_for(isa: InstructionSet, pending: Sequence[str], retire: int) -> tuple[Instruction, ...]:
     """The wait instructions that retire the oldest `retire` of `pending` (see `wait_counts`)."""
     return waitcnt(isa, **wait_counts(isa.arch, pending, retire))
+
+
+class Outstanding:
+    """The memory operations one wave has issued and not yet waited for, in issue order, each with a tag,
+    so that a writer asks for "the data of tag X" and gets the weakest wait that guarantees it.
+
+    Operations on one counter complete in issue order (SMEM excepted: any SMEM on a counter makes its
+    waits go to 0, as `wait_counts` says). A count wider than the counter's field waits for more than
+    asked, never less. `forget` marks the state unknown (a control-flow join of differing paths): the
+    next wait on that counter is then to 0.
+    """
+
+    __slots__ = ("_arch", "_pending", "_unknown")
+
+    def __init__(self, arch: Arch) -> None:
+        self._arch = arch
+        self._pending: dict[str, list[tuple[str, object]]] = {}
+        self._unknown: set[str] = set()
+
+    def issue(self, event: str, tag: object) -> None:
+        counter = self._arch.wait_events[event]
+        self._pending.setdefault(counter, []).append((event, tag))
+
+    def pending(self, event: str) -> int:
+        return len(self._pending.get(self._arch.wait_events[event], ()))
+
+    def forget(self, event: str) -> None:
+        counter = self._arch.wait_events[event]
+        self._pending.pop(counter, None)
+        self._unknown.add(counter)
+
+    def counts_for(self, *tags: object) -> dict[str, int]:
+        """Counter values that retire every operation carrying one of `tags`; the tracked state is
+        updated as if the wait were issued. Counters with nothing to retire are left out."""
+        out: dict[str, int] = {}
+        wanted = set(tags)
+        for counter, queue in self._pending.items():
+            last = max((i for i, (_, tag) in enumerate(queue) if tag in wanted), default=-1)
+            if last < 0:
+                continue
+            younger = len(queue) - last - 1
+            if any(event == SMEM for event, _ in queue):
+                younger = 0
+            younger = min(younger, self._arch.wait_counters[counter])
+            out[counter] = younger
+            # in-order completion retires every older operation too, those forgotten included
+            self._unknown.discard(counter)
+        for counter, value in out.items():
+            queue = self._pending[counter]
+            self._pending[counter] = queue[len(queue) - value:] if value else []
+        return out
+
+    def counts_all(self, *events: str) -> dict[str, int]:
+        """Counter values that retire everything on the counters of `events` (known or not)."""
+        out: dict[str, int] = {}
+        for event in events:
+            counter = self._arch.wait_events[event]
+            if self._pending.get(counter) or counter in self._unknown:
+                out[counter] = 0
+            self._pending.pop(counter, None)
+            self._unknown.discard(counter)
+        return out
+
+    def unknown(self, event: str) -> bool:
+        return self._arch.wait_events[event] in self._unknown

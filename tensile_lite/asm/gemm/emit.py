@@ -6,7 +6,8 @@ One `Emitter` lives for one `generate` call; nothing in it is shared or global.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from tensile_lite.asm.arch import LDS, LOAD, SMEM
 from tensile_lite.asm.gemm.hazards import HazardGuard
@@ -37,6 +38,8 @@ class Emitter:
         self.soff0: Special | int = 0 if plan.arch.mubuf_soffset_inline else NULL_REG
         # the wait states CDNA does not insert itself, inserted as instructions are written
         self.guard = HazardGuard(plan.arch)
+        # while capturing (`capture`), instructions go here instead of to the output
+        self._sink: list[Instruction] | None = None
 
     def __call__(self, *items: Instruction | Iterable[Instruction]) -> None:
         for item in items:
@@ -47,6 +50,9 @@ class Emitter:
                     self._emit(ins)
 
     def _emit(self, ins: Instruction) -> None:
+        if self._sink is not None:
+            self._sink.append(ins)
+            return
         guard = self.guard
         wait = guard.wait_states(ins)
         while wait > 0:
@@ -59,7 +65,22 @@ class Emitter:
         count = ins.operands[0] if ins.name == "s_nop" else 0
         guard.issued(ins, count + 1 if isinstance(count, int) else 1)
 
+    @contextmanager
+    def capture(self) -> Iterator[list[Instruction]]:
+        """Collect the instructions a stage writes instead of writing them, so a scheduler can
+        interleave them; the hazard guard sees them when they are finally written (in their final
+        order). Labels cannot be captured: captured code is straight-line."""
+        outer = self._sink
+        taken: list[Instruction] = []
+        self._sink = taken
+        try:
+            yield taken
+        finally:
+            self._sink = outer
+
     def label(self, label: Label) -> None:
+        if self._sink is not None:
+            raise AssertionError("a label inside captured code")
         self.guard.forget()
         self.out.label(label)
 
@@ -100,6 +121,11 @@ class Emitter:
             for event in (LDS, SMEM):
                 counts[events[event]] = lgkmcnt
         self(waitcnt(self.isa, **counts))
+
+    def wait_counts(self, counts: dict[str, int]) -> None:
+        """Wait on the target's own counters (as `Outstanding` computes them); nothing when empty."""
+        if counts:
+            self(waitcnt(self.isa, **counts))
 
     def nops(self, wait_states: int) -> None:
         """At least `wait_states` independent wait states (s_nop n gives n + 1)."""

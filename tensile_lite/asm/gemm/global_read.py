@@ -57,6 +57,17 @@ def vector_loads(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
                mods=Buf(offen=True, offset=cc * op.bpe)))
 
 
+def vector_load(e: Emitter, op: OperandPlan, o: OperandRegs, n: int) -> None:
+    """Load `n` of `vector_loads` on its own, with its own soffset (a scheduler may move it
+    anywhere between the others)."""
+    load = e.isa.op(_VECTOR_LOADS[op.vector * op.bpe])
+    rpl = op.regs_per_load
+    width = max(1, op.vector * op.bpe // 4)
+    cc, oc = op.load_offsets[n]
+    soff = _soffset(e, o, oc, {})
+    e(load(o.tile[n * rpl:n * rpl + width], o.global_offset, o.srd, soff, mods=Buf(offen=True, offset=cc * op.bpe)))
+
+
 def _minus(e: Emitter, bound: Reg, k: int, tmp: Reg) -> Reg:
     """bound - k in an SGPR (the bound itself when k is 0)."""
     if k == 0:

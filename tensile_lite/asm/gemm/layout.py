@@ -73,6 +73,9 @@ class RegisterMap:
     # UseE: E's buffer resource at the tile, and the soffset of a block column in E
     srd_e: Reg | None = None
     soff_e: Reg | None = None
+    # double-buffered LDS (plan.lds_buffers 2): +/- the bytes between the copies, the step the LDS read
+    # addresses take at the end of an iteration (the write addresses take the opposite one)
+    lds_swap: Reg | None = None
 
     def arg(self, name: str) -> Reg:
         """The SGPR(s) holding kernel argument `name` (valid once the arguments are loaded)."""
@@ -129,6 +132,7 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
     srd_e = regs.s.alloc(4, align=4, name="srdE") if plan.epilogue.use_e else None
     soff_e = regs.s.alloc(1, name="soffE") if plan.epilogue.use_e else None
     mask = regs.s.alloc(2, align=2, name="mask")
+    lds_swap = regs.s.alloc(1, name="ldsSwap") if plan.lds_buffers == 2 else None
     # four single SGPRs, so they can fill the holes alignment leaves
     split_k = None
     if plan.split_k:
@@ -174,4 +178,4 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
         srd_c=srds["C"], srd_d=srds["D"], a=operand_regs("A", va, tile_a, mfma_a, plan.a),
         b=operand_regs("B", vb, tile_b, mfma_b, plan.b), tid=tid, oob=oob, vtmp=vtmp,
         epilogue=block[0:epilogue_registers(plan)], acc=acc, counts=regs.counts(), preload=preloaded,
-        split_k=split_k, gemm_index=gemm_index, srd_e=srd_e, soff_e=soff_e)
+        split_k=split_k, gemm_index=gemm_index, srd_e=srd_e, soff_e=soff_e, lds_swap=lds_swap)

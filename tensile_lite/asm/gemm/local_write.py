@@ -20,20 +20,26 @@ _WRITES = {16: "ds_write_b128", 8: "ds_write_b64", 4: "ds_write_b32", 2: "ds_wri
 
 
 def write_tile(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
+    for n in range(op.loads):
+        write_load(e, op, o, n)
+
+
+def write_load(e: Emitter, op: OperandPlan, o: OperandRegs, n: int) -> None:
+    """The LDS writes of one global load's registers (a scheduler may place each load's on its own)."""
     isa = e.isa
     rpl = op.regs_per_load
     bpe = op.lds_bpe
-    for n, (cc, oc) in enumerate(op.load_offsets):
-        src = o.tile[n * rpl:(n + 1) * rpl]
-        if op.converted:
-            convert_load(e, op, src)
-        if op.k_contiguous:
-            offset = (oc * op.lds_stride + cc) * bpe
-            piece = op.write_bytes
-            for at in range(0, max(op.vector * bpe, piece), piece):
-                data = src[at // 4:max(1, (at + piece) // 4)]
-                e(isa.op(_WRITES[piece])(o.lds_write, data, mods=DS(offset=offset + at)))
-            continue
+    cc, oc = op.load_offsets[n]
+    src = o.tile[n * rpl:(n + 1) * rpl]
+    if op.converted:
+        convert_load(e, op, src)
+    if op.k_contiguous:
+        offset = (oc * op.lds_stride + cc) * bpe
+        piece = op.write_bytes
+        for at in range(0, max(op.vector * bpe, piece), piece):
+            data = src[at // 4:max(1, (at + piece) // 4)]
+            e(isa.op(_WRITES[piece])(o.lds_write, data, mods=DS(offset=offset + at)))
+    else:
         for el in range(op.vector):
             offset = ((cc + el) * op.lds_stride + oc) * bpe
             if bpe == 8:

@@ -186,6 +186,14 @@ class GemmPlan:
     split_k: str = ""
     # xf32 emulated with bf16 MFMAs (UseF32XEmulation, xf32_split.py): A and B stay f32 in LDS
     xf32_split: bool = False
+    # LDS copies of the A and B tiles the main loop alternates between (mainloop.py): 2 lets the next
+    # tile be written while this one is read, with one barrier per iteration; 1 (1LDSBuffer, or where
+    # two copies do not fit) writes after a barrier that ends the reads
+    lds_buffers: int = 1
+    # bytes from one copy to the next (the A and B tiles of one copy, 16-byte aligned)
+    lds_buffer_bytes: int = 0
+    # the solution's LocalWritePerMfma (LDS write groups per MFMA in the main loop; <= 0: spread evenly)
+    local_write_per_mfma: float = -1.0
 
     @property
     def steps(self) -> int:
@@ -220,6 +228,10 @@ class GemmPlan:
     @property
     def waves(self) -> int:
         return self.num_threads // self.lanes.wave
+
+
+def _float_or(value: object, default: float) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
 
 
 def _pow2_at_most(n: int) -> int:
@@ -466,6 +478,9 @@ def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout
     if lds_base > limit:
         raise Unsupported("resources:LDS", f"the A and B tiles need {lds_base} bytes of LDS; at most "
                                            f"{limit} are addressable")
+    tiles_bytes = lds_base
+    # the MAC and emulated-xf32 loops (mainloop._unpipelined) use one copy
+    buffers = 1 if sol.one_lds_buffer or mac or emulated or 2 * tiles_bytes > limit else 2
     if mfma.acc_type == "i32" and sol.runtime.global_split_u != 1:
         raise Unsupported("GSU>1", "split-K partial sums are not built for int32 accumulators")
     # imported here: the features' steps use the emitting helpers, which read this module
@@ -476,7 +491,7 @@ def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout
     # the main loop is done
     acc_regs = wave_tile[0] * wave_tile[1] * mfma.cd_regs
     lsu_bytes = (lsu - 1) * wave_group[0] * wave_group[1] * lanes.wave * acc_regs * 4
-    lds_bytes = max(lds_base, staging_bytes(vectors), epi.lds_bytes(feat, threads), lsu_bytes)
+    lds_bytes = max(buffers * tiles_bytes, staging_bytes(vectors), epi.lds_bytes(feat, threads), lsu_bytes)
     if lds_bytes > limit:
         raise Unsupported("resources:LDS", f"the epilogue needs {lds_bytes} bytes of LDS; at most "
                                            f"{limit} are addressable")
@@ -486,4 +501,5 @@ def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout
                     a=a, b=b, lds_bytes=lds_bytes, epilogue=feat, vectors=vectors,
                     args=argument_plan(sol), lanes=lanes, e_type=pt.e_type, lsu=lsu,
                     split_k=SINGLE_KERNEL if splits_in_kernel(sol) else MULTIPLE_BUFFER if splits_for_conversion(sol) else "",
-                    xf32_split=emulated)
+                    xf32_split=emulated, lds_buffers=buffers, lds_buffer_bytes=tiles_bytes,
+                    local_write_per_mfma=_float_or(sol.tuning("LocalWritePerMfma"), -1.0))
