@@ -10,8 +10,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from tensile_lite.errors import Where
-from tensile_lite.library.formats import INDEXED_FORMATS, DatError, decode, decode_raw, detect_format
+from tensile_lite.errors import DatError, Where
+from tensile_lite.library.formats import INDEXED_FORMATS, decode, decode_raw, detect_format
 from tensile_lite.library.layout import is_mapping_document, read_mapping
 from tensile_lite.library.predicates import types_used
 from tensile_lite.verify.integrity import DAMAGE, check_document

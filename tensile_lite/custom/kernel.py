@@ -14,22 +14,15 @@ import attrs
 
 from tensile_lite.errors import BuildError
 from tensile_lite.model.solution import CustomSource
+from tensile_lite.model.verdict import Accepted
 
 
 @attrs.frozen(slots=True)
-class CustomBuild:
+class CustomBuild(Accepted):
     """The support gate's verdict on a solution whose custom kernel was found and read: built from its
     file, whatever the GEMM writer supports."""
 
     source: CustomSource
-
-    @property
-    def reasons(self) -> tuple[str, ...]:
-        return ()
-
-    @property
-    def details(self) -> tuple[str, ...]:
-        return ()
 
 
 @attrs.frozen(slots=True)

@@ -14,8 +14,9 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
 
+from tensile_lite.errors import DatError
 from tensile_lite.interfaces import Interface
-from tensile_lite.library.formats import DatError, file_name, plain_like
+from tensile_lite.library.formats import file_name, plain_like
 from tensile_lite.library.plan import ArchPlan
 from tensile_lite.targets import bare_gfx
 

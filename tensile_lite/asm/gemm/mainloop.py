@@ -35,6 +35,7 @@ from tensile_lite.asm.gemm.mac import MAC
 from tensile_lite.asm.gemm.mac import compute_tile as mac_compute_tile
 from tensile_lite.asm.isa import Instruction
 from tensile_lite.asm.modifiers import Sel
+from tensile_lite.asm.operands import Label
 from tensile_lite.asm.waitcnt import Outstanding
 
 # Wait states between an MFMA and a VALU access of its result, for the slowest MFMA (16 passes:
@@ -59,38 +60,25 @@ def _mfmas(e: Emitter, buffer: int) -> None:
     op = e.isa.op(plan.mfma.name)
     cd = plan.mfma.cd_regs
     wt0, wt1 = plan.wave_tile
-    ra, rb = plan.mfma.a_regs, plan.mfma.b_regs
+    # emulated xf32 (xf32_split.py): the lane's f32 inputs, split in place into bf16 hi/lo, then three
+    # bf16 MFMAs per block
+    split = plan.xf32_split
+    ra, rb = (plan.a.mfma_regs, plan.b.mfma_regs) if split else (plan.mfma.a_regs, plan.mfma.b_regs)
     a_buf, b_buf = r.a.mfma[buffer], r.b.mfma[buffer]
     # RDNA's integer WMMA reads unsigned bytes unless neg_lo marks A and B signed
     mods = Sel(neg_lo=(1, 1)) if plan.mfma.kind == "wmma" and plan.mfma.a_type == "iu8" else None
-    if plan.xf32_split:
-        _split_mfmas(e, buffer)
-        return
+    if split:
+        tmp = r.vtmp[0:xf32_split.scratch_needed(max(ra, rb))]
+        for t in range(wt0):
+            xf32_split.split(e, a_buf[t * ra:(t + 1) * ra], tmp)
+        for t in range(wt1):
+            xf32_split.split(e, b_buf[t * rb:(t + 1) * rb], tmp)
     for t0 in range(wt0):
         for t1 in range(wt1):
             acc = r.acc[(t0 * wt1 + t1) * cd:(t0 * wt1 + t1 + 1) * cd]
-            args = (acc, a_buf[t0 * ra:(t0 + 1) * ra], b_buf[t1 * rb:(t1 + 1) * rb], acc)
-            e(op(*args, mods=mods) if mods is not None else op(*args))
-
-
-def _split_mfmas(e: Emitter, buffer: int) -> None:
-    """Emulated xf32 (xf32_split.py): split every block's f32 inputs, then three bf16 MFMAs per block."""
-    plan, r = e.plan, e.r
-    op = e.isa.op(plan.mfma.name)
-    cd = plan.mfma.cd_regs
-    wt0, wt1 = plan.wave_tile
-    ra, rb = plan.a.mfma_regs, plan.b.mfma_regs
-    a_buf, b_buf = r.a.mfma[buffer], r.b.mfma[buffer]
-    tmp = r.vtmp[0:xf32_split.scratch_needed(max(ra, rb))]
-    for t in range(wt0):
-        xf32_split.split(e, a_buf[t * ra:(t + 1) * ra], tmp)
-    for t in range(wt1):
-        xf32_split.split(e, b_buf[t * rb:(t + 1) * rb], tmp)
-    for t0 in range(wt0):
-        for t1 in range(wt1):
-            acc = r.acc[(t0 * wt1 + t1) * cd:(t0 * wt1 + t1 + 1) * cd]
-            for a, b in xf32_split.products(a_buf[t0 * ra:(t0 + 1) * ra], b_buf[t1 * rb:(t1 + 1) * rb]):
-                e(op(acc, a, b, acc))
+            a, b = a_buf[t0 * ra:(t0 + 1) * ra], b_buf[t1 * rb:(t1 + 1) * rb]
+            for x, y in xf32_split.products(a, b) if split else ((a, b),):
+                e(op(acc, x, y, acc, mods=mods) if mods is not None else op(acc, x, y, acc))
 
 
 def _same_acc_wait(e: Emitter) -> int:
@@ -257,6 +245,28 @@ def compute_tile(e: Emitter) -> None:
         _mfmas(e, s % 2)
 
 
+def _load_tiles(e: Emitter) -> None:
+    load_tile(e, e.plan.a, e.r.a)
+    load_tile(e, e.plan.b, e.r.b)
+
+
+def _first_load(e: Emitter, end: Label) -> None:
+    """Skip the loop when there is no K tile; else the first tile's global loads."""
+    isa, r = e.isa, e.r
+    e(isa.s_cmp_eq_u32(r.iters, 0), isa.s_cbranch_scc1(end))
+    e(isa.s_mov_b32(r.counter, 0))
+    set_k_bound(e)
+    _load_tiles(e)
+
+
+def _next_load(e: Emitter) -> None:
+    """The next tile's global loads (the pointers advanced one DepthU first)."""
+    advance(e, e.r.a)
+    advance(e, e.r.b)
+    set_k_bound(e)
+    _load_tiles(e)
+
+
 def _unpipelined(e: Emitter) -> None:
     """MAC kernels and emulated xf32 (whose split needs scratch VGPRs between the MFMAs): one LDS copy,
     loads and writes in one block before the tile's multiplies."""
@@ -266,11 +276,7 @@ def _unpipelined(e: Emitter) -> None:
     end = e.new_label("SummationEnd")
     loop = e.new_label("LoopBegin")
     no_prefetch = e.new_label("NoPrefetch")
-    e(isa.s_cmp_eq_u32(r.iters, 0), isa.s_cbranch_scc1(end))
-    e(isa.s_mov_b32(r.counter, 0))
-    set_k_bound(e)
-    load_tile(e, plan.a, r.a)
-    load_tile(e, plan.b, r.b)
+    _first_load(e, end)
     e.label(loop)
     e.wait(vmcnt=0)
     e(e.barrier())
@@ -280,11 +286,7 @@ def _unpipelined(e: Emitter) -> None:
     e(e.barrier())
     e(isa.s_add_u32(r.counter, r.counter, 1))
     e(isa.s_cmp_lt_u32(r.counter, r.iters), isa.s_cbranch_scc0(no_prefetch))
-    advance(e, r.a)
-    advance(e, r.b)
-    set_k_bound(e)
-    load_tile(e, plan.a, r.a)
-    load_tile(e, plan.b, r.b)
+    _next_load(e)
     e.label(no_prefetch)
     if mac:
         mac_compute_tile(e)
@@ -308,12 +310,8 @@ def summation(e: Emitter) -> None:
     slow = e.new_label("LoopSlow")
     join = e.new_label("LoopEnd")
     no_prefetch = e.new_label("NoPrefetch")
-    e(isa.s_cmp_eq_u32(r.iters, 0), isa.s_cbranch_scc1(end))
     # prologue: tile 0 into LDS copy 0, tile 1 into the registers
-    e(isa.s_mov_b32(r.counter, 0))
-    set_k_bound(e)
-    load_tile(e, plan.a, r.a)
-    load_tile(e, plan.b, r.b)
+    _first_load(e, end)
     e.wait(vmcnt=0)
     write_tile(e, plan.a, r.a)
     write_tile(e, plan.b, r.b)
@@ -324,11 +322,7 @@ def summation(e: Emitter) -> None:
         e.v_add_const(r.b.lds_write, r.b.lds_write, plan.lds_buffer_bytes)
     e(isa.s_mov_b32(r.counter, 1))
     e(isa.s_cmp_lt_u32(r.counter, r.iters), isa.s_cbranch_scc0(no_prefetch))
-    advance(e, r.a)
-    advance(e, r.b)
-    set_k_bound(e)
-    load_tile(e, plan.a, r.a)
-    load_tile(e, plan.b, r.b)
+    _next_load(e)
     e.label(no_prefetch)
     e.wait(lgkmcnt=0)
     e(e.barrier())

@@ -47,6 +47,7 @@ from tensile_lite.asm.kernel import ArgumentLayout
 from tensile_lite.custom.kernel import CustomBuild
 from tensile_lite.model import DataType, ProblemType, Solution
 from tensile_lite.model.newkeys import new_key_reasons
+from tensile_lite.model.verdict import Accepted
 from tensile_lite.targets import TARGETS
 
 # The targets the writer builds for, with the wave size it builds (MFMA wave64 on CDNA, WMMA wave32
@@ -245,21 +246,13 @@ _DETAILED = ("resources:", "tiling:", "MI:")
 
 
 @attrs.frozen(slots=True)
-class Buildable:
+class Buildable(Accepted):
     """The writer builds the solution: what `writer.generate` needs, decided once by `decide`.
     Picklable and small, so the build hands it to the workers instead of having them rebuild it."""
 
     plan: GemmPlan
     layout: ArgumentLayout
     preload: int  # kernarg dwords the hardware preloads (preload.py)
-
-    @property
-    def reasons(self) -> tuple[str, ...]:
-        return ()
-
-    @property
-    def details(self) -> tuple[str, ...]:
-        return ()
 
 
 @attrs.frozen(slots=True)
