@@ -19,7 +19,6 @@ from tensile_lite.host import GemmProblem
 from tensile_lite.logic.reader import read_logic_file
 from tensile_lite.model import DataType, Solution
 from tests.gemm import harness
-from tests.gemm.epilogue_ref import Epilogue
 from tests.gemm.test_fp8 import check, make
 from tests.gemm.test_fp8 import problem_type as f8_problem_type
 from tests.gemm.test_wmma import wmma
@@ -41,17 +40,6 @@ GFX950 = [
 def test_ocp_codes_on_gfx950(types: str, dest: str, trans: str, big: bool, toolchain: Toolchain,
                              kernel_dir: Path) -> None:
     check(toolchain, kernel_dir, make(types, dest, trans, "gfx950", big=big))
-
-
-@pytest.mark.parametrize("types, dest", [("F8O", "S"), ("B8O", "H"), ("F8B8O", "F8O"), ("B8F8O", "B")])
-def test_ocp_codes_on_gfx12(types: str, dest: str, build) -> None:
-    pt = f8_problem_type(types, dest, "TN")
-    sol = wmma(pt, "gfx1201", wave_tile=(2, 1), depth_u=64, GlobalReadVectorWidthA=16, GlobalReadVectorWidthB=16)
-    built, emu = build(sol)
-    mt0, mt1 = sol.macro_tile
-    for problem, ep in ((harness.padded(pt, mt0 + 3, mt1 + 5, 70, 2), Epilogue(scale_a=0.5, scale_b=2.0)),
-                        (GemmProblem(mt0, mt1, 64, 1), None)):
-        harness.run(built, problem, alpha=0.75, beta=0.5, emulator=emu, epilogue=ep, seed=5).check()
 
 
 @pytest.mark.parametrize("arch", ["gfx940", "gfx942"])

@@ -89,9 +89,11 @@ def test_int8(arch: str, dest: str, build) -> None:
                         (GemmProblem(mt0, mt1, 64, 1), float(1 << 20), 5.0)])
 
 
-@pytest.mark.parametrize("types, dest", [("F8", "S"), ("B8", "H"), ("F8B8", "B"), ("B8F8", "F8")])
+@pytest.mark.parametrize("types, dest", [("F8", "S"), ("B8", "H"), ("F8B8", "B"), ("B8F8", "F8"),
+                                         ("F8O", "S"), ("B8O", "H"), ("F8B8O", "F8O"), ("B8F8O", "B")])
 def test_fp8_on_gfx12(types: str, dest: str, build) -> None:
-    """gfx12's fp8/bf8 WMMA (OCP encodings), the dev set's gfx1200/gfx1201 shapes."""
+    """gfx12's fp8/bf8 WMMA (OCP encodings), the dev set's gfx1200/gfx1201 shapes; 7.x's OCP codes 15-18
+    (F8O...) build the same kernels there."""
     pt = f8_problem_type(types, dest, "TN")
     sol = wmma(pt, "gfx1201", wave_tile=(2, 1), depth_u=64, GlobalReadVectorWidthA=16, GlobalReadVectorWidthB=16)
     built, emu = build(sol)
