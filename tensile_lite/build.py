@@ -34,7 +34,7 @@ from tensile_lite.interfaces import INTERFACES, Interface, get_interface
 from tensile_lite.library.formats import FORMATS, INDEXED_FORMATS, file_name
 from tensile_lite.library.layout import arch_folder, helper_code_object, in_folder, mapping_names
 from tensile_lite.library.plan import ArchPlan, LibraryPlan, build_plan
-from tensile_lite.library.writer import write_arch, write_mappings
+from tensile_lite.library.writer import code_object_names, library_stems, write_arch, write_mappings
 from tensile_lite.logic import Read, Unreadable, scan_logic
 from tensile_lite.model import LogicFile, Solution
 from tensile_lite.tcl_args import TclRequest
@@ -161,8 +161,8 @@ def _sources_by_library(ap: ArchPlan, kernel_source: Callable[..., KernelSource]
     carries the gate's verdict on its solution, so the workers render it without deciding (or planning)
     again."""
     seen: set[str] = set()
-    for ph in ap.placeholders:
-        for name in ph.kernel_names:
+    for _, names in ap.code_objects:
+        for name in names:
             if name not in seen:
                 seen.add(name)
                 sol = ap.kernels[name].solution
@@ -210,7 +210,8 @@ def build_library(req: TclRequest, staging: Path, log: Log,
     def supported(sol: Solution) -> bool | str:
         return ", ".join(verdict(sol).reasons) or True
 
-    plan = build_plan(logic, archs=req.architectures or None, supported=supported, interface=interface)
+    plan = build_plan(logic, archs=req.architectures or None, supported=supported, interface=interface,
+                      lazy=req.lazy_loading)
     library = staging / "library"
     library.mkdir(parents=True, exist_ok=True)
     folders = arch_folders(interface, req.architectures or tuple(ap.arch for ap in plan.archs))
@@ -220,9 +221,8 @@ def build_library(req: TclRequest, staging: Path, log: Log,
     if req.manifest_only:
         for ap in plan.archs:
             folder = arch_folder(interface, ap.arch)
-            files += [in_folder(folder, file_name(ap.master_name, req.library_format))]
-            files += [in_folder(folder, file_name(p.name, req.library_format)) for p in ap.placeholders]
-            files += [in_folder(folder, name) for name in _code_object_names(ap)]
+            files += [in_folder(folder, file_name(stem, req.library_format)) for stem in library_stems(ap)]
+            files += [in_folder(folder, name) for name in code_object_names(ap)]
         files += mapping_names(interface, plan.archs, req.library_format)
         return _summary(files, logic, plan, 0, folders, req.library_format)
 
@@ -241,8 +241,7 @@ def build_library(req: TclRequest, staging: Path, log: Log,
     if note:
         log(1, note)
     tmp_parent = Path(tempfile.gettempdir())
-    kernels_of = {ap.arch: [name for p in ap.placeholders if p.solutions for name in p.kernel_names]
-                  for ap in plan.archs}
+    kernels_of = {ap.arch: [name for _, names in ap.code_objects for name in names] for ap in plan.archs}
     main_caches: dict[Toolchain, KernelCache | None] = dict(caches)
     if sharded:
         inputs = sharding.inputs_digest(req, logic)
@@ -259,7 +258,7 @@ def build_library(req: TclRequest, staging: Path, log: Log,
     kernels_total = 0
     stats = _CacheTally()
     for ap in plan.archs:
-        co_plans = [CodeObjectPlan(p.name, ap.arch, p.kernel_names) for p in ap.placeholders if p.solutions]
+        co_plans = [CodeObjectPlan(name, ap.arch, names) for name, names in ap.code_objects]
         toolchain = toolchains[ap.arch]
         if co_plans:
             sources = _sources_by_library(ap, kernel_source, verdict, req.code_object_version)
@@ -279,7 +278,7 @@ def build_library(req: TclRequest, staging: Path, log: Log,
                                  helper_options)
         written = write_arch(ap, library, req.library_format, honoured=runtime_overrides_read)
         files += [p.relative_to(library).as_posix() for p in written]
-        files += [in_folder(folder, name) for name in _code_object_names(ap)]
+        files += [in_folder(folder, name) for name in code_object_names(ap)]
     # after every architecture: a 7.0-7.2 mapping covers them all
     files += [p.relative_to(library).as_posix() for p in write_mappings(plan, library, req.library_format)]
     stats.finish(caches.values(), log)
@@ -358,10 +357,6 @@ def _build_shard(req: TclRequest, plan: LibraryPlan, every: list[sharding.Kernel
     return _summary(files, logic, plan, len(mine), folders, req.library_format)
 
 
-def _code_object_names(ap: ArchPlan) -> list[str]:
-    return [helper_code_object(ap.arch)] + [f"{p.name}.co" for p in ap.placeholders if p.solutions]
-
-
 def _summary(files: list[str], logic: list[LogicFile], plan: LibraryPlan, kernels: int,
              folders: tuple[str, ...], fmt: str) -> BuildSummary:
     roots = [in_folder(arch_folder(plan.interface, ap.arch), file_name(ap.master_name, fmt)) for ap in plan.archs]
@@ -383,17 +378,16 @@ def place_code_objects(library: Path, interface: Interface, ap: ArchPlan) -> Non
     folder = arch_folder(interface, ap.arch)
     if not folder:
         return
-    for ph in ap.placeholders:
-        if ph.solutions:
-            move_file(library / f"{ph.name}.co", library / folder / f"{ph.name}.co")
+    for name, _ in ap.code_objects:
+        move_file(library / f"{name}.co", library / folder / f"{name}.co")
 
 
 def check_request(req: TclRequest, interface: Interface) -> None:
     """Refuse at once, before any work, what the writer cannot produce for `interface` yet."""
-    if not req.lazy_loading:
-        raise TensileLiteError("--no-lazy-library-loading is not supported yet (it needs one master "
-                               f"TensileLibrary_<gfx> holding every solution); drop the flag: {interface.name}'s "
-                               "runtime loads the lazy libraries this build writes")
+    if not req.lazy_loading and not interface.eager_master:
+        eager = ", ".join(i.name for i in INTERFACES.values() if i.eager_master)
+        raise TensileLiteError(f"--no-lazy-library-loading: no layout without lazy loading is written for the "
+                               f"{interface.name} runtime (only for {eager}); drop the flag")
     if req.shard is not None and (req.manifest_only or req.merge_from):
         raise TensileLiteError("--shard builds objects only: it goes with neither --generate-manifest-and-exit "
                                "nor a merge")

@@ -146,7 +146,7 @@ def build_parser(default_interface: str = HIPBLASLT_2024, prog: str = "TensileCr
     p.add_argument("--keep-build-tmp", action="store_true",
                    help="keep each kernel's .s and .o in OutputPath/build_tmp for debugging")
     p.add_argument("--lazy-library-loading", action="store_true",
-                   help="accepted: the lazy layout is the only one we write")
+                   help="accepted: the lazy layout is the default")
     p.add_argument("--version", dest="library_version", default=None, help="written as version into the master")
     p.add_argument("--generate-manifest-and-exit", action="store_true",
                    help="write only library/TensileManifest.txt and stop")
@@ -161,7 +161,8 @@ def build_parser(default_interface: str = HIPBLASLT_2024, prog: str = "TensileCr
     p.add_argument("--experimental", action="store_true",
                    help="also read logic files below a folder named Experimental (any case)")
     p.add_argument("--no-lazy-library-loading", dest="lazy_loading", action="store_false", default=True,
-                   help="7.x: write one library per architecture instead of lazily loaded placeholders")
+                   help="7.x: one master TensileLibrary_<gfx> holding every solution and one "
+                        "TensileLibrary_<gfx>.co per architecture, for a runtime built without lazy loading")
     # ours
     p.add_argument("--strict", action="store_true",
                    help="fail if any solution needs a feature tensile-lite cannot generate yet")

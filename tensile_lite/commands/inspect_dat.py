@@ -20,7 +20,7 @@ NAME = "inspect-dat"
 HELP = "decode a library .dat or mapping file (msgpack, indexed, zstd, zlib or yaml) and summarise it"
 DESCRIPTION = (
     "Read a TensileLibrary .dat file in any library format (plain msgpack, the indexed layout of format_version "
-    "2, a zstd frame, a .dat.zlib stream or YAML) and print a summary: whether it is a master or a placeholder library, its solutions, the "
+    "2, a zstd frame, a .dat.zlib stream or YAML) and print a summary: whether it is a master (lazy, or non-lazy with its solutions inline) or a placeholder library, its solutions, the "
     "placeholder libraries it refers to, the library node types and the predicate types it uses. A 7.x "
     "mapping file (TensileLiteLibrary_lazy[_<gfx>]_Mapping.dat[.zlib]) is listed as the solution-index "
     "ranges of each lazy library. An indexed file is checked as the runtime loads it and shown as its "
@@ -51,6 +51,16 @@ def _nodes(node: Any) -> Iterator[Mapping[str, Any]]:
         yield from _nodes(node.get("nullValue"))
 
 
+def _kind(root: Any, placeholders: list[str], solutions: list[Any]) -> str:
+    """A lazy master names placeholders and has no solutions; a master built without lazy loading has
+    the same Hardware root but holds every solution and no placeholder; anything else is a placeholder."""
+    if placeholders and not solutions:
+        return "master"
+    if isinstance(root, Mapping) and root.get("type") == "Hardware" and solutions and not placeholders:
+        return "master (non-lazy: every solution inline)"
+    return "placeholder"
+
+
 def summarise(doc: Any) -> dict[str, Any]:
     if not isinstance(doc, Mapping) or "library" not in doc or "solutions" not in doc:
         raise DatError("not a library document (needs 'solutions' and 'library')")
@@ -62,7 +72,7 @@ def summarise(doc: Any) -> dict[str, Any]:
     table_rows = sum(len(n.get("table", ())) for n in nodes if n.get("type") in ("Matching", "FreeSize", "Prediction"))
     indices = [i for s in solutions if isinstance(s, Mapping) and isinstance(i := s.get("index"), int)]
     return {
-        "kind": "master" if placeholders and not solutions else "placeholder",
+        "kind": _kind(doc["library"], placeholders, solutions),
         "solutions": len(solutions),
         "index_range": [min(indices), max(indices)] if indices else None,
         "kernels": len({s.get("kernelName") for s in solutions if isinstance(s, Mapping)}),

@@ -2,7 +2,9 @@
 
 Master (`TensileLibrary_lazy_<gfx>`): Hardware -> ProblemMap (operation) -> Problem (performance metric)
 -> Problem (problem-type predicates) -> Placeholder. Each placeholder document holds its solutions and
-its selection library. Key order is fixed here, so encoded bytes are stable.
+its selection library. Without lazy loading (`TensileLibrary_<gfx>`, 7.x) the selection library takes the
+Placeholder node's place and the master holds every solution. Key order is fixed here, so encoded bytes
+are stable.
 """
 
 from __future__ import annotations
@@ -15,25 +17,32 @@ from tensile_lite.library.selection import selection_library
 from tensile_lite.library.solution_entry import Honoured, solution_entry, type_predicates
 
 
-def placeholder_document(ph: PlaceholderPlan, honoured: Honoured | None = None) -> dict[str, Any]:
-    solutions = [
-        solution_entry(s.solution, index=s.index, kernel_name=s.kernel_name, name=s.name, arch=ph.arch,
-                       cu_count=ph.cu_count, honoured=honoured, names=ph.spelling)
-        for s in ph.solutions
-    ]
+def _entries(ph: PlaceholderPlan, honoured: Honoured | None) -> list[dict[str, Any]]:
+    return [solution_entry(s.solution, index=s.index, kernel_name=s.kernel_name, name=s.name, arch=ph.arch,
+                           cu_count=ph.cu_count, honoured=honoured, names=ph.spelling)
+            for s in ph.solutions]
 
+
+def _selection(ph: PlaceholderPlan) -> dict[str, Any]:
     def index_of(path: str, position: int) -> int | None:
         hit = ph.by_position.get((path, position))
         return None if hit is None else hit.index
 
-    return {"solutions": solutions, "library": selection_library(ph.files, index_of)}
+    return selection_library(ph.files, index_of)
+
+
+def placeholder_document(ph: PlaceholderPlan, honoured: Honoured | None = None) -> dict[str, Any]:
+    return {"solutions": _entries(ph, honoured), "library": _selection(ph)}
 
 
 def _perf_predicate(metric: str) -> Node:
     return true_pred() if metric == "DeviceEfficiency" else pred(metric)
 
 
-def master_document(ap: ArchPlan) -> dict[str, Any]:
+def master_document(ap: ArchPlan, honoured: Honoured | None = None) -> dict[str, Any]:
+    """Lazy: each problem-type row names its placeholder library and the master has no solutions.
+    Otherwise (a runtime built without lazy loading) each row holds its placeholder's selection library
+    and the master every solution of the architecture, by index; `honoured` as for placeholder_document."""
     # hardware row -> operation -> perf metric -> [(type predicate, placeholder name)]
     tree: dict[Any, dict[str, Any]] = {}
     hw_nodes: dict[Any, Node] = {}
@@ -47,6 +56,12 @@ def master_document(ap: ArchPlan) -> dict[str, Any]:
         for view in ph.views:
             predicate = conjunction(type_predicates(view, ap.spelling))
             rows.setdefault(sort_key(predicate), (predicate, ph.name))
+    if ap.lazy:
+        below = {ph.name: {"type": "Placeholder", "value": ph.name} for ph in ap.placeholders}
+        solutions: list[dict[str, Any]] = []
+    else:
+        below = {ph.name: _selection(ph) for ph in ap.placeholders}
+        solutions = sorted((e for ph in ap.placeholders for e in _entries(ph, honoured)), key=lambda e: e["index"])
     hw_rows = []
     for hw_key in sorted(tree):
         operations = {}
@@ -58,9 +73,8 @@ def master_document(ap: ArchPlan) -> dict[str, Any]:
                 # predicate break ties so the order never depends on merge order.
                 ordered = sorted(type_rows.items(), key=lambda kv: (len(kv[1][1]), kv[1][1], kv[0]))
                 perf_rows.append({"predicate": perf, "library": {"type": "Problem", "rows": [
-                    {"predicate": p, "library": {"type": "Placeholder", "value": name}}
-                    for _, (p, name) in ordered]}})
+                    {"predicate": p, "library": below[name]} for _, (p, name) in ordered]}})
             operations[operation] = {"type": "Problem", "rows": perf_rows}
         hw_rows.append({"predicate": hw_nodes[hw_key], "library": {
             "type": "ProblemMap", "property": {"type": "OperationIdentifier"}, "map": operations}})
-    return {"solutions": [], "library": {"type": "Hardware", "rows": hw_rows}}
+    return {"solutions": solutions, "library": {"type": "Hardware", "rows": hw_rows}}

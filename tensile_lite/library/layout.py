@@ -50,7 +50,8 @@ def mapping_of(archs: Iterable[ArchPlan]) -> dict[int, str]:
 def mapping_files(interface: Interface, archs: Sequence[ArchPlan]) -> list[tuple[str, dict[int, str]]]:
     """(stem relative to `library/`, mapping) of every mapping file `interface` has for a build of `archs`."""
     template = interface.mapping_file
-    if not template:
+    archs = [ap for ap in archs if ap.lazy]  # the mapping lists lazy libraries only; none is not written
+    if not template or not archs:
         return []
     if "{gfx}" not in template:
         return [(template, mapping_of(archs))]

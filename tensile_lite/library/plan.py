@@ -112,6 +112,9 @@ class ArchPlan:
     placeholders: tuple[PlaceholderPlan, ...]  # sorted by name
     kernels: Mapping[str, KernelEntry] = attrs.field(repr=False, eq=False)  # by kernel name, sorted
     interface: Interface = attrs.field(default=INTERFACES[HIPBLASLT_2024], repr=False)
+    # lazy: a master naming placeholder libraries (.dat + .co each); else one master holding every
+    # solution and one code object for the architecture (the interface's `eager_master`)
+    lazy: bool = True
 
     @property
     def spelling(self) -> TypeSpelling:
@@ -119,11 +122,21 @@ class ArchPlan:
 
     @property
     def master_name(self) -> str:
-        return f"TensileLibrary_lazy_{self.arch}"
+        if self.lazy:
+            return f"TensileLibrary_lazy_{self.arch}"
+        return self.interface.eager_master.format(gfx=bare_gfx(self.arch))
 
     @property
     def solution_count(self) -> int:
         return sum(len(p.solutions) for p in self.placeholders)
+
+    @property
+    def code_objects(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(name, kernels sorted) of every code object the library needs besides the helpers: one per
+        placeholder when lazy, else one for the whole architecture named like its master, each kernel once."""
+        if self.lazy:
+            return tuple((p.name, p.kernel_names) for p in self.placeholders if p.solutions)
+        return ((self.master_name, tuple(self.kernels)),) if self.kernels else ()
 
     def placeholder(self, name: str) -> PlaceholderPlan:
         for p in self.placeholders:
@@ -139,6 +152,7 @@ class LibraryPlan:
     files: tuple[LogicFile, ...] = attrs.field(repr=False)
     arch_filter: tuple[str, ...] | None = None
     interface: Interface = attrs.field(default=INTERFACES[HIPBLASLT_2024], repr=False)
+    lazy: bool = True  # ArchPlan.lazy of every architecture
 
     def arch(self, gfx: str) -> ArchPlan:
         for a in self.archs:
@@ -153,7 +167,8 @@ class LibraryPlan:
         def combined(sol: Solution, src: str, pos: int) -> bool | str:
             return previous.get((sol.arch, src, pos)) or supported(sol)
 
-        return _plan(self.files, self.arch_filter, combined, kernel_name or kernel_name_for, self.interface)
+        return _plan(self.files, self.arch_filter, combined, kernel_name or kernel_name_for, self.interface,
+                     self.lazy)
 
 
 def _select_archs(files: Iterable[LogicFile], archs: Iterable[str] | None) -> list[LogicFile]:
@@ -209,16 +224,19 @@ def _check_mergeable(name: str, files: tuple[LogicFile, ...]) -> None:
 
 def build_plan(files: Iterable[LogicFile], *, archs: Iterable[str] | None = None,
                supported: Supported | None = None, kernel_name: KernelNamer | None = None,
-               interface: Interface = INTERFACES[HIPBLASLT_2024]) -> LibraryPlan:
+               interface: Interface = INTERFACES[HIPBLASLT_2024], lazy: bool = True) -> LibraryPlan:
     """Plan the libraries of every architecture present in `files` (optionally only `archs`).
 
     `supported(solution)` returns True to keep a solution, False or a reason to leave it out.
     `kernel_name(solution, key)` names kernels (default `kernel_name_for`); it must depend only on the key.
-    `interface` is the hipBLASLt generation the libraries are for (names and numbering).
+    `interface` is the hipBLASLt generation the libraries are for (names and numbering); `lazy` False
+    plans the layout of a runtime built without lazy loading (the interface must have one: `eager_master`).
     """
+    if not lazy and not interface.eager_master:
+        raise BuildError(f"interface {interface.name} has no layout without lazy loading")
     check = (lambda sol, _src, _pos: supported(sol)) if supported else (lambda sol, _src, _pos: True)
     arch_filter = None if archs is None else tuple(sorted(archs))
-    return _plan(tuple(files), arch_filter, check, kernel_name or kernel_name_for, interface)
+    return _plan(tuple(files), arch_filter, check, kernel_name or kernel_name_for, interface, lazy)
 
 
 def first_index(interface: Interface, numbered_before: int) -> int:
@@ -229,7 +247,8 @@ def first_index(interface: Interface, numbered_before: int) -> int:
 
 
 def _plan(files: tuple[LogicFile, ...], arch_filter: tuple[str, ...] | None,
-          check: Callable[[Solution, str, int], Any], namer: KernelNamer, interface: Interface) -> LibraryPlan:
+          check: Callable[[Solution, str, int], Any], namer: KernelNamer, interface: Interface,
+          lazy: bool = True) -> LibraryPlan:
     chosen = _dedupe_sorted(_select_archs(files, arch_filter))
     targets = sorted({lf.arch for lf in chosen if lf.arch != "fallback"})
     fallbacks = [lf for lf in chosen if lf.arch == "fallback"]
@@ -254,9 +273,9 @@ def _plan(files: tuple[LogicFile, ...], arch_filter: tuple[str, ...] | None,
         start = first_index(interface, numbered)
         ap = _arch_plan(arch, groups, check, namer, excluded, start, interface)
         numbered = start + ap.solution_count
-        arch_plans.append(ap)
+        arch_plans.append(attrs.evolve(ap, lazy=lazy))
     return LibraryPlan(archs=tuple(arch_plans), excluded=tuple(excluded), files=files, arch_filter=arch_filter,
-                       interface=interface)
+                       interface=interface, lazy=lazy)
 
 
 def _arch_plan(arch: str, groups: dict[str, list[LogicFile]], check: Callable[[Solution, str, int], Any],

@@ -20,8 +20,15 @@ MANIFEST = "TensileManifest.txt"
 
 
 def code_object_names(ap: ArchPlan) -> list[str]:
-    """The code objects the full build writes next to the `.dat` files (one per placeholder + helpers)."""
-    return [helper_code_object(ap.arch)] + [f"{p.name}.co" for p in ap.placeholders]
+    """The code objects the full build writes next to the `.dat` files: the helpers, then one per
+    placeholder (lazy) or one for the architecture (ArchPlan.code_objects)."""
+    return [helper_code_object(ap.arch)] + [f"{name}.co" for name, _ in ap.code_objects]
+
+
+def library_stems(ap: ArchPlan) -> list[str]:
+    """The `.dat` files of an architecture, without extension: its master, then its placeholder libraries
+    (none without lazy loading: the master holds them)."""
+    return [ap.master_name] + ([p.name for p in ap.placeholders] if ap.lazy else [])
 
 
 def write_arch(ap: ArchPlan, library_dir: Path, fmt: str = DEFAULT_FORMAT,
@@ -30,12 +37,12 @@ def write_arch(ap: ArchPlan, library_dir: Path, fmt: str = DEFAULT_FORMAT,
     Files go to the architecture's folder below `library_dir` (the interface's layout)."""
     folder = library_dir / arch_folder(ap.interface, ap.arch)
     written = []
-    for ph in ap.placeholders:
+    for ph in ap.placeholders if ap.lazy else ():
         path = folder / file_name(ph.name, fmt)
         write_atomic(path, encode(placeholder_document(ph, honoured), fmt))
         written.append(path)
     master = folder / file_name(ap.master_name, fmt)
-    write_atomic(master, encode(master_document(ap), fmt))
+    write_atomic(master, encode(master_document(ap, honoured), fmt))
     return [master, *written]
 
 

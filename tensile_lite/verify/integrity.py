@@ -15,7 +15,7 @@ from typing import Any
 from tensile_lite.errors import Where
 from tensile_lite.library.formats import DatError
 
-# The library node types of the runtime's lazy layout, and what each must hold.
+# The library node types of the runtime's libraries (lazy or not), and what each must hold.
 _NODE_TYPES = frozenset({"Hardware", "Problem", "ProblemMap", "Matching", "FreeSize", "Placeholder",
                          "DecisionTree", "Single", "Prediction"})
 # Fields every solution entry of a placeholder library has, with their types.
@@ -146,19 +146,30 @@ def _check_solutions(solutions: Any) -> None:
         seen.add(entry["index"])
 
 
-def _check_pools(doc: Mapping[str, Any]) -> None:
-    """Each index of a Prediction pool names a solution of the same file, as the runtime requires on load."""
+def _named_indices(node: Mapping[str, Any]) -> list[int]:
+    """The solution indices one selection node names directly."""
+    kind = node.get("type")
+    if kind == "Prediction":
+        return list(node["table"])
+    if kind in ("Matching", "FreeSize"):
+        return [e["index"] for e in node["table"]]
+    return [node["index"]] if kind == "Single" else []
+
+
+def _check_indices(doc: Mapping[str, Any]) -> None:
+    """Each index a selection node names is a solution of the same file: the runtime resolves them in the
+    file's own solutions (a placeholder library, or a master built without lazy loading; the Prediction
+    node's loader refuses any other on load)."""
     known = {e["index"] for e in doc["solutions"]}
-    stack: list[Any] = [doc["library"]]
+    stack: list[tuple[Any, str]] = [(doc["library"], "library")]
     while stack:
-        node = stack.pop()
+        node, where = stack.pop()
         if isinstance(node, Mapping):
-            if node.get("type") == "Prediction":
-                missing = sorted(set(node["table"]) - known)
-                _need(not missing, "library", f"a Prediction table names solution(s) {missing[:5]} not in the file")
-            stack.extend(node.values())
+            if node.get("type") in _NODE_TYPES and (missing := sorted(set(_named_indices(node)) - known)):
+                raise _Damage(where, f"a {node['type']} node names solution(s) {missing[:5]} not in the file")
+            stack.extend((v, f"{where}.{k}") for k, v in node.items())
         elif isinstance(node, list):
-            stack.extend(node)
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(node))
 
 
 def check_document(doc: Any, path: str | Path) -> None:
@@ -168,7 +179,7 @@ def check_document(doc: Any, path: str | Path) -> None:
         _need("library" in doc and "solutions" in doc, "root", "needs 'solutions' and 'library'")
         _check_solutions(doc["solutions"])
         _check_node(doc["library"], "library")
-        _check_pools(doc)
+        _check_indices(doc)
     except _Damage as exc:
         raise DatError(f"damaged library file: {exc.where}: {exc.what}", Where(file=str(path))) from None
     except DAMAGE as exc:

@@ -2,7 +2,8 @@
 it names, their solutions grouped by kernel, and the code object each kernel lives in.
 
 Every placeholder library is `<name>.dat` (or `.dat.zlib` / `.yaml`, whichever format the build used)
-with `<name>.co` beside it, exactly as the runtime's lazy loading finds them.
+with `<name>.co` beside it, exactly as the runtime's lazy loading finds them. A master built without lazy
+loading (`TensileLibrary_<gfx>`, 7.x) holds every solution itself, its kernels in `TensileLibrary_<gfx>.co`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from tensile_lite.verify.errors import VerifyError
 from tensile_lite.verify.integrity import DAMAGE, check_document
 from tensile_lite.verify.runtime_view import MULTIPLE_BUFFER_SINGLE_KERNEL
 
-_MASTER = re.compile(r"^TensileLibrary_lazy_(gfx[0-9a-z]+)\.(dat|dat\.zlib|yaml)$")
+_MASTER = re.compile(r"^TensileLibrary_(lazy_)?(gfx[0-9a-z]+)\.(dat|dat\.zlib|yaml)$")
 
 
 @attrs.frozen(slots=True)
@@ -41,7 +42,8 @@ def library_dir(outdir: str | Path) -> Path:
     for candidate in (root / "library", root):
         if candidate.is_dir() and any(_MASTER.match(p.name) for p in candidate.iterdir()):
             return candidate
-    raise VerifyError(f"no TensileLibrary_lazy_<gfx>.dat in {root} or {root / 'library'}; "
+    raise VerifyError(f"no TensileLibrary_lazy_<gfx>.dat or TensileLibrary_<gfx>.dat in {root} or "
+                      f"{root / 'library'}; "
                       "give the output folder of TensileCreateLibrary")
 
 
@@ -50,8 +52,8 @@ def masters(lib: Path) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for path in sorted(lib.iterdir()):
         m = _MASTER.match(path.name)
-        if m and m.group(1) not in found:
-            found[m.group(1)] = path
+        if m and m.group(2) not in found:
+            found[m.group(2)] = path
     return found
 
 
@@ -65,6 +67,10 @@ def _placeholders(node: Any) -> Iterator[str]:
     elif isinstance(node, list):
         for value in node:
             yield from _placeholders(value)
+
+
+def _stem(path: Path) -> str:
+    return path.name.split(".")[0]
 
 
 def _placeholder_file(lib: Path, name: str) -> Path:
@@ -106,9 +112,12 @@ def kernels(lib: Path, arch: str) -> list[LibraryKernel]:
         raise VerifyError(f"no library for {arch} in {lib} (found: {', '.join(sorted(masters(lib))) or 'none'})")
     doc = _read(master)
     by_name: dict[str, list[tuple[Mapping[str, Any], str]]] = {}
-    for placeholder in dict.fromkeys(_placeholders(doc.get("library") if isinstance(doc, Mapping) else None)):
-        path = _placeholder_file(lib, placeholder)
-        pdoc = _read(path)
+    lazy = master.name.startswith("TensileLibrary_lazy_")
+    # without lazy loading the master is its own (only) library, whose code object is named after it
+    named = _placeholders(doc.get("library") if isinstance(doc, Mapping) else None) if lazy else [_stem(master)]
+    for placeholder in dict.fromkeys(named):
+        path = _placeholder_file(lib, placeholder) if lazy else master
+        pdoc = _read(path) if lazy else doc
         solutions = pdoc.get("solutions") if isinstance(pdoc, Mapping) else None
         if not isinstance(solutions, list):
             raise VerifyError("not a placeholder library (no solutions list)", Where(file=str(path)))

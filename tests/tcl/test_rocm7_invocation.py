@@ -158,7 +158,8 @@ cmake_minimum_required(VERSION 3.16)
 project(hipblaslt7_like NONE)
 # The shape of create_device_library (rocm-libraries @031a78a0): the generator root must hold three files
 # at configure time, goes on PYTHONPATH, validates the logic first, then builds with one --architecture
-# argument whose targets are joined by ';'.
+# argument whose targets are joined by ';'. TCL_EXTRA: flags the device-library CMake adds (7.x passes
+# --no-lazy-library-loading when the runtime is built without lazy loading).
 set(root "${HIPBLASLT_CODEGEN_ROOT}")
 foreach(rel Tensile/bin/TensileLogic Tensile/TensileCreateLibrary/__main__.py Tensile/TensileLogic/known_bugs.yaml)
   if(NOT EXISTS "${root}/${rel}")
@@ -175,7 +176,7 @@ add_custom_command(OUTPUT "${PROJECT_BINARY_DIR}/logic.stamp"
   VERBATIM)
 add_custom_command(OUTPUT "${PROJECT_BINARY_DIR}/library.stamp"
   COMMAND ${py} -m Tensile.TensileCreateLibrary "--architecture=${arches}" "--cxx-compiler=amdclang++"
-          --jobs=2 --no-compress --disable-asm-comments "${LOGIC}" "${out}" HIP
+          --jobs=2 --no-compress --disable-asm-comments ${TCL_EXTRA} "${LOGIC}" "${out}" HIP
   COMMAND "${CMAKE_COMMAND}" -E touch "${PROJECT_BINARY_DIR}/library.stamp"
   DEPENDS "${PROJECT_BINARY_DIR}/logic.stamp"
   VERBATIM)
@@ -183,7 +184,7 @@ add_custom_target(device_libraries ALL DEPENDS "${PROJECT_BINARY_DIR}/library.st
 """
 
 
-def _cmake_project(tmp_path: Path, logic: Path, codegen_root: Path) -> tuple[str, Path]:
+def _cmake_project(tmp_path: Path, logic: Path, codegen_root: Path, extra: str = "") -> tuple[str, Path]:
     cmake = shutil.which("cmake")
     if not cmake:
         pytest.skip("cmake is not on PATH")
@@ -191,20 +192,28 @@ def _cmake_project(tmp_path: Path, logic: Path, codegen_root: Path) -> tuple[str
     src.mkdir()
     (src / "CMakeLists.txt").write_text(PROJECT7)
     res = subprocess.run([cmake, "-S", str(src), "-B", str(build), f"-DHIPBLASLT_CODEGEN_ROOT={codegen_root}",
-                          f"-DLOGIC={logic}", f"-DPYTHON={sys.executable}", "-DGPU_TARGETS=gfx90a;gfx942"],
+                          f"-DLOGIC={logic}", f"-DPYTHON={sys.executable}", "-DGPU_TARGETS=gfx90a;gfx942",
+                          f"-DTCL_EXTRA={extra}"],
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
     return cmake, build
 
 
-def test_cmake_7x_project_validates_then_builds(tmp_path: Path, toolchain: object) -> None:
-    cmake, build = _cmake_project(tmp_path, tensile_lite.sample.path(), root())
+@pytest.mark.parametrize("extra", ["", "--no-lazy-library-loading"])
+def test_cmake_7x_project_validates_then_builds(tmp_path: Path, toolchain: object, extra: str) -> None:
+    cmake, build = _cmake_project(tmp_path, tensile_lite.sample.path(), root(), extra)
     res = subprocess.run([cmake, "--build", str(build)], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "checked 2 logic file(s) of gfx90a, gfx942" in res.stdout
     library = build / "Tensile" / "library"
+    master, other = ("TensileLibrary_{}", "TensileLibrary_lazy_{}") if extra else ("TensileLibrary_lazy_{}", "")
     for gfx in ("gfx90a", "gfx942"):  # flat (7.0-7.2) or per architecture (develop): either layout
-        assert list(library.rglob(f"TensileLibrary_lazy_{gfx}.dat*")), sorted(library.rglob("*"))
+        assert list(library.rglob(master.format(gfx) + ".dat*")), sorted(library.rglob("*"))
+        assert list(library.rglob(f"TensileLibrary_{gfx}.co")) == ([library / f"TensileLibrary_{gfx}.co"]
+                                                                    if extra else [])
+        assert not other or not list(library.rglob(other.format(gfx) + ".*"))
+    if extra:  # nothing but the masters, their code objects and the helpers
+        assert len(list(library.rglob("*.dat*"))) == 2 and not list(library.rglob("*Mapping*"))
 
 
 def test_cmake_7x_project_stops_at_bad_logic(tmp_path: Path) -> None:
