@@ -19,7 +19,7 @@ from tensile_lite.library.solution_entry import Honoured, solution_entry, type_p
 
 def _entries(ph: PlaceholderPlan, honoured: Honoured | None) -> list[dict[str, Any]]:
     return [solution_entry(s.solution, index=s.index, kernel_name=s.kernel_name, name=s.name, arch=ph.arch,
-                           cu_count=ph.cu_count, honoured=honoured, names=ph.spelling)
+                           cu_count=ph.cu_count, honoured=honoured, names=ph.spelling, use_sfc=ph.use_sfc)
             for s in ph.solutions]
 
 

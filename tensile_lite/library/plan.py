@@ -82,6 +82,7 @@ class PlaceholderPlan:
     solutions: tuple[PlannedSolution, ...] = attrs.field(repr=False)  # sorted by index
     by_position: Mapping[tuple[str, int], PlannedSolution] = attrs.field(repr=False, eq=False)
     spelling: TypeSpelling = SPELLING_2024  # how its `.dat` spells data types (the interface's)
+    use_sfc: bool = False  # its entries carry internalArgsSupport.useSFC (Interface.use_sfc_field)
 
     @property
     def hardware_predicate(self) -> Node:
@@ -316,7 +317,7 @@ def _arch_plan(arch: str, groups: dict[str, list[LogicFile]], check: Callable[[S
             name=name, arch=arch, cu_count=first.cu_count, operation=first.problem_type.operation_identifier,
             perf_metric=first.perf_metric or DEFAULT_PERF_METRIC, views=views, files=group,
             solutions=tuple(planned), by_position={(s.source, s.position): s for s in planned},
-            spelling=spelling_of(interface)))
+            spelling=spelling_of(interface), use_sfc=interface.use_sfc_field))
     kernels = {}
     for kname in sorted(users):
         uses = users[kname]

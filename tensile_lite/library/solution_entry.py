@@ -200,18 +200,23 @@ def size_mapping(sol: Solution) -> dict[str, Any]:
 
 def solution_entry(sol: Solution, *, index: int, kernel_name: str, name: str, arch: str,
                    cu_count: int | None, honoured: Honoured | None = None,
-                   names: TypeSpelling = SPELLING_2024) -> dict[str, Any]:
+                   names: TypeSpelling = SPELLING_2024, use_sfc: bool = False) -> dict[str, Any]:
     """The complete `.dat` entry; `index` is the build-wide solution index of this architecture.
 
     `honoured(sol)` says which runtime overrides (gsu, wgm, staggerU) the built kernel really reads; a
     flag the kernel ignores is declared unsupported, so the runtime never relies on it. `names` spells the
-    data types as the runtime served reads them (spelling.py).
+    data types as the runtime served reads them (spelling.py). `use_sfc`: write
+    internalArgsSupport.useSFC, a key 7.x's runtime requires (Serialization/ContractionSolution.hpp @01942615):
+    true only where the file asks for the SFC grid and the built kernel reads it (`honoured`'s "useSFC").
     """
     params = sol.params
     support = derived.internal_support(sol)
     if honoured is not None:
         reads = honoured(sol)
         support = {k: (v and reads.get(k, True)) if isinstance(v, bool) else v for k, v in support.items()}
+    if use_sfc:
+        wanted = bool((params.get("InternalSupportParams") or {}).get("UseSFC", False))
+        support["useSFC"] = wanted and (honoured is None or bool(honoured(sol).get("useSFC", False)))
     # Same-for-every-solution fields first, changing ones last (see size_mapping); the reader goes by key.
     return {
         "problemType": problem_type_entry(derived.view(sol), names),

@@ -157,8 +157,10 @@ def test_fnuz_problem_types_are_spelled_as_7x_spells_them(logic7, tmp_path):
         assert set(types) <= set(FNUZ) | {"Half", "Float", "BFloat16"}
         assert entry["problemType"]["aType"] in FNUZ
     assert all(set(_strings(d)) & set(OCP_NAMES_2024) for n, d in old.items() if "F8" in n)
-    # a problem type without 8-bit floats is written the same for both
+    # a problem type without 8-bit floats is written the same for both, but for 7.x's required useSFC
     (plain,) = [n for n in new if n.endswith("_gfx90a")]
+    for entry in new[plain]["solutions"]:
+        assert entry["internalArgsSupport"].pop("useSFC") is False
     assert encode(new[plain]) == encode(old[plain])
 
 
@@ -217,3 +219,26 @@ def test_every_interface_record_is_one_the_writer_can_serve(name):
         assert i.mapping_file.format(gfx="gfx942").startswith("TensileLiteLibrary_lazy_")
     # a mapping lists each architecture's libraries by their `_<gfx>` names: bare fallback names have none
     assert i.fallback_per_arch or not i.mapping_file
+
+
+@pytest.mark.parametrize("name", sorted(INTERFACES))
+def test_use_sfc_is_written_for_7x_only_and_true_only_where_the_kernel_reads_it(logic7, name):
+    """7.x's runtime requires internalArgsSupport.useSFC (Serialization/ContractionSolution.hpp @01942615);
+    the 2024 entries stay as they were. A file asking for the SFC grid gets it only if the kernel reads it."""
+    from tensile_lite.library.documents import placeholder_document
+
+    sol = logic7[0].solutions[0]
+    asked = attrs.evolve(sol, params={**sol.params, "InternalSupportParams": {
+        **(sol.params.get("InternalSupportParams") or {}), "UseSFC": True}})
+    lf = attrs.evolve(logic7[0], solutions=(sol, asked, *logic7[0].solutions[2:]))
+    ph = build_plan([lf], interface=INTERFACES[name]).archs[0].placeholders[0]
+
+    def support(honoured: Any) -> list[Any]:
+        return [e["internalArgsSupport"].get("useSFC") for e in placeholder_document(ph, honoured)["solutions"][:2]]
+
+    if name == HIPBLASLT_2024:
+        assert support(None) == [None, None]
+        return
+    assert support(None) == [False, True]  # metadata only: as the file says
+    assert support(lambda s: {}) == [False, False]  # a kernel that does not read the SFC grid
+    assert support(lambda s: {"useSFC": True}) == [False, True]

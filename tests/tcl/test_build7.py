@@ -20,7 +20,7 @@ from tensile_lite.codeobj.bundle import COMPRESSED_BUNDLE
 from tensile_lite.codeobj.elf import read_code_object
 from tensile_lite.errors import TensileLiteError
 from tensile_lite.interfaces import HIPBLASLT_2024, INTERFACES, ROCM_7_2, ROCM_DEVELOP
-from tensile_lite.library.formats import decode, decode_raw, detect_format, read_dat
+from tensile_lite.library.formats import decode, decode_raw, detect_format, encode, read_dat
 from tensile_lite.library.indexed import check_indexed
 from tensile_lite.library.layout import library_of, read_mapping
 from tensile_lite.tcl import main
@@ -229,7 +229,8 @@ def test_without_lazy_loading_flat_bytes_do_not_depend_on_jobs_and_kernels_verif
 def test_hipblaslt_runtime_loads_the_72_layout(tmp_path, toolchain, runtime_probe: Probe):
     """The probe is the 2024 runtime's code: it cannot read 7.x's fnuz names nor the mapping file, so it
     gets each architecture's files of a 7.2 build of the bundled sample (no 8-bit floats) without the
-    mapping; gfx942's indices then start after gfx90a's, which its selection must not mind."""
+    mapping and without internalArgsSupport.useSFC (a key it does not know); gfx942's indices then start
+    after gfx90a's, which its selection must not mind."""
     out = tmp_path / "out"
     assert tcl7(ROCM_7_2, tensile_lite.sample.path(), out, "gfx90a;gfx942") == 0
     library = out / "library"
@@ -238,7 +239,12 @@ def test_hipblaslt_runtime_loads_the_72_layout(tmp_path, toolchain, runtime_prob
         folder = tmp_path / gfx
         folder.mkdir()
         for path in library.iterdir():
-            if path.name.split(".")[0].endswith(f"_{gfx}") or path.name == f"Kernels.so-000-{gfx}.hsaco":
+            if path.name.endswith(".dat") and path.name.split(".")[0].endswith(f"_{gfx}"):
+                doc = read_dat(path)  # without the key 7.x's runtime requires and 2024's strict mode refuses
+                for entry in doc["solutions"]:
+                    assert entry["internalArgsSupport"].pop("useSFC") is False
+                (folder / path.name).write_bytes(encode(doc, "msgpack"))
+            elif path.name.split(".")[0].endswith(f"_{gfx}") or path.name == f"Kernels.so-000-{gfx}.hsaco":
                 shutil.copy(path, folder / path.name)
         first = min(k for k, v in mapping.items() if v.endswith(f"_{gfx}"))
         assert (first > 0) == (gfx == "gfx942")
