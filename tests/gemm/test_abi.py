@@ -179,3 +179,21 @@ def test_packed_strides_default_to_dense() -> None:
     assert problem.tensor_strides(pt, "B") == (4, 24)  # B transposed: N x K, ld = N
     assert problem.tensor_strides(pt, "D") == (8, 32)
     assert problem.tensor_elements(pt, "A") == 96
+
+
+def test_gradient_bias_from_b_layout_matches_upstream() -> None:
+    """The dev set's gradient solutions (bias reduced from B; 2 on gfx941, 1 on gfx908) are refused by
+    the gate, but their argument list is already the runtime's: bias pointer, biasType, StrideBias."""
+    checked = 0
+    for path in dev_logic_files():
+        lf = read_logic_file(path)
+        if not (lf.problem_type.gradient and lf.problem_type.use_bias):
+            continue
+        upstream = _upstream_kernel_of(lf.arch)
+        for index, sol in enumerate(lf.solutions):
+            kernel = upstream[(path.name, index)]
+            assert [(a["offset"], a["size"], a["value_kind"]) for a in kernel["args"]] == \
+                [o[:3] for o in _ours(sol)], kernel["name"]
+            assert solution_layout(sol).arguments[-2].argument.name == "biasType"
+            checked += 1
+    assert checked == 3

@@ -55,7 +55,13 @@ def test_fused_epilogue_is_supported(extra: dict) -> None:
 
 
 @pytest.mark.parametrize("extra, feature", [
-    ({"UseBias": 1, "Gradient": 1, "BiasSrc": "D"}, "Gradient"),
+    # each gradient feature names itself (the dev set's three solutions: BiasSrc B, no E, no activation)
+    ({"UseBias": 1, "Gradient": 1, "BiasSrc": "D"}, "Gradient bias reduction BiasSrc:D"),
+    ({"UseBias": 1, "Gradient": 1, "BiasSrc": "B"}, "Gradient bias reduction BiasSrc:B"),
+    ({"UseE": 1, "Gradient": 1}, "Gradient E input"),
+    ({"UseE": 1, "Gradient": 1, "Activation": 1, "ActivationType": "hipblaslt_all"},
+     "Gradient activation (dgelu of E)"),
+    ({"Gradient": 1}, "Gradient"),
     ({"UseBias": 1, "BiasDataTypeList": [0, 11]}, "Bias type:F8"),
     ({"Activation": 1, "ActivationType": "hipblaslt_all", "ActivationComputeDataType": 4},
      "ActivationComputeDataType:H"),

@@ -152,8 +152,11 @@ def _problem_reasons(sol: Solution) -> list[str]:
         out.append(dtype)
     out += _epilogue_reasons(pt)
     feat = epilogue_features(pt)
-    out += [r for f in epi.active(feat) for r in f.problem_reasons(pt, feat)]
-    if pt.gradient:
+    feature_reasons = [r for f in epi.active(feat) for r in f.problem_reasons(pt, feat)]
+    out += feature_reasons
+    # each gradient feature names itself (epi/); a gradient problem type with none of them active
+    # is not one the dev set has, so it stays refused as a whole
+    if pt.gradient and not any(r.startswith("Gradient") for r in feature_reasons):
         out.append("Gradient")
     if pt.sparse:
         out.append("Sparse")

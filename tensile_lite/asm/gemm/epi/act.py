@@ -29,6 +29,11 @@ class Activation(Feature):
     def active(self, feat: EpilogueFeatures) -> bool:
         return feat.activation != "none"
 
+    def problem_reasons(self, pt: ProblemType, feat: EpilogueFeatures) -> list[str]:
+        # a gradient kernel multiplies by dgelu(E) instead of applying the forward activation
+        # (spec/epilogue_semantics.md §1.1 step 8b); not built yet
+        return ["Gradient activation (dgelu of E)"] if feat.gradient else []
+
     def reasons(self, pt: ProblemType, feat: EpilogueFeatures, earlier: list[str]) -> list[str]:
         # the activation runs in the compute type; a float epilogue names a mismatch only when
         # nothing before it already rules the kernel out

@@ -43,6 +43,12 @@ class Bias(Feature):
     def active(self, feat: EpilogueFeatures) -> bool:
         return bool(feat.bias)
 
+    def problem_reasons(self, pt: ProblemType, feat: EpilogueFeatures) -> list[str]:
+        # a gradient bias is an output: from A/B the row/column sums over K (accumulated in the
+        # main loop, upstream's initSumUnroll), from D a compute-type tile for a separate reduction
+        # kernel (spec/epilogue_semantics.md §1.2); the writer builds neither yet
+        return [] if feat.bias_read else [f"Gradient bias reduction BiasSrc:{feat.bias_src}"]
+
     def reasons(self, pt: ProblemType, feat: EpilogueFeatures, earlier: list[str]) -> list[str]:
         if pt.compute_type is DataType.I or not feat.bias_read:
             return []

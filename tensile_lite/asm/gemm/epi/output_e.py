@@ -51,6 +51,10 @@ class OutputE(Feature):
 
     def problem_reasons(self, pt: ProblemType, feat: EpilogueFeatures) -> list[str]:
         out = []
+        if feat.gradient:
+            # a gradient kernel reads E as the activation's input (spec/epilogue_semantics.md §1.1
+            # step 8b) instead of storing it; not built yet
+            out.append("Gradient E input")
         if pt.e_type not in e_output.E_TYPES:
             out.append(f"E type:{pt.e_type.letter}")
         if pt.dest_type not in _D_TYPES:
