@@ -224,3 +224,15 @@ def test_dev_set_sample(sol: Solution, build) -> None:
     mt0, mt1 = sol.macro_tile
     _check(build, sol, [(harness.padded(sol.problem_type, mt0 + 3, mt1 + 5, 2 * sol.depth_u + 7, 2), 1.25, -0.5,
                          None)])
+
+
+def _dev_lsu() -> list[Solution]:
+    return [s for s in _dev_mb() if s.workgroup[2] > 1]
+
+
+@pytest.mark.parametrize("sol", _dev_lsu(), ids=[f"{s.arch}-{s.problem_type.name}-{s.index}" for s in _dev_lsu()])
+def test_dev_set_local_split_u(sol: Solution, build) -> None:
+    """The dev set's LocalSplitU solutions with MultipleBuffer split-K (gfx942: GSU 2 to 64, 2 and 4 groups)."""
+    mt0, mt1 = sol.macro_tile
+    _check(build, sol, [(harness.padded(sol.problem_type, mt0 + 3, mt1 + 5, 2 * sol.depth_u + 7, 2), 1.25, -0.5,
+                         None)])

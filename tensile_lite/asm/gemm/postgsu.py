@@ -1,5 +1,5 @@
 """The runtime's split-K conversion kernels (GlobalSplitU > 1 with MultipleBuffer): after the GEMM
-kernel has left GSU f32 slices of D in the workspace (splitk.py), hipBLASLt launches one of these
+kernel has left GSU slices of D in the workspace (f32, or int32 for int32 compute; splitk.py), hipBLASLt launches one of these
 by name from the helper code object, 256 threads per workgroup over M x N x batch elements, `vw`
 consecutive elements along M per thread. Per element, in upstream's order (spec
 epilogue_semantics.md §5.3, TL/KernelWriterConversion.py):
