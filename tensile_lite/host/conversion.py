@@ -4,8 +4,11 @@ up by name in the helper code object and launches it with 256 x vw work items pe
 M x N x batch. This module owns the names (the kernel writer is handed them), the choice of vw and of
 the PostGSU bucket, the grid, and the argument bytes of plain and grouped launches.
 
-Name: C<ijk>_S<D>[_GG][_Bias<b>][_FDN|_FDMN][_Aux<e>][_HA<act>|_A<act>][_ScaleAB|_ScaleABVec][_ScaleCD]
-[_ScaleAlphaVec]_PostGSU<p>_VW<vw>.
+Name: C<ijk>_<W><D>[_GG][_Bias<b>][_FDN|_FDMN][_Aux<e>][_HA<act>|_A<act>][_ScaleAB|_ScaleABVec][_ScaleCD]
+[_ScaleAlphaVec]_PostGSU<p>_VW<vw>, where W is what the runtime takes A's type to sum in: I for an
+int8 or int32 A, D for f64, S for every other (hipBLASLt `ContractionSolution::outputConversionKernelName`,
+ROCm/hipBLASLt tensilelite/src/ContractionSolution.cpp). alpha and beta are packed in the compute type
+(`outputConversionCallArgs` appends them as `problem.alphaType()`/`betaType()`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,13 @@ def _activation(pt: ProblemType) -> str:
     return pt.activation_type if "Activation" in pt.params and pt.activation_type in _SELECTOR_VALUES else "none"
 
 
+def _sum_letter(pt: ProblemType) -> str:
+    """The name's letter of the type the slices are summed in, read from A's type as the runtime does."""
+    if pt.a_type in (DataType.I8, DataType.I):
+        return DataType.I.letter
+    return (DataType.D if pt.a_type is DataType.D else DataType.S).letter
+
+
 def bucket(gsu: int) -> int:
     """The PostGSU number of a GSU: the next power of two, at most SPLIT_PGR."""
     p = 1
@@ -51,7 +61,7 @@ def bucket(gsu: int) -> int:
 def conversion_name(pt: ProblemType, bias_type: DataType | None, gsu_bucket: int, vw: int) -> str:
     """The name the runtime looks up for this problem type, bias type (None without bias), PostGSU
     bucket and vector width."""
-    name = f"C{'ijk'[:pt.num_indices_c]}_S{pt.dest_type.letter}"
+    name = f"C{'ijk'[:pt.num_indices_c]}_{_sum_letter(pt)}{pt.dest_type.letter}"
     if pt.grouped_gemm:
         name += "_GG"
     if _bias_read(pt):
@@ -152,7 +162,7 @@ def call_fields(pt: ProblemType, call: ConversionCall) -> list[tuple[str, bytes]
         ptr("scaleD", "scaleD")
     if pt.use_scale_alpha_vec:
         ptr("scaleAlphaVec", "scaleAlphaVec")
-    out += [("alpha", struct.pack("<f", call.alpha)), ("beta", struct.pack("<f", call.beta))]
+    out += [("alpha", values.scalar(pt.compute_type, call.alpha)), ("beta", values.scalar(pt.compute_type, call.beta))]
     act = _activation(pt)
     if act != "none":
         out += [(f"activation_{i}", struct.pack("<f", call.activation_args[i] if i < len(call.activation_args) else 0.0))

@@ -2,8 +2,8 @@
 host/conversion.py): a call with GSU > 1 is two launches.
 
 1. The GEMM kernel, with the workspace in D's and C's places and packed D/C strides (the host's
-   packer does that for a MultipleBuffer solution), stores GSU f32 slices of M x N x batch: element
-   (m, n, b) of slice g at g*M*N*B + m + n*M + b*M*N. The verifier poisons the workspace with 1e30, so a
+   packer does that for a MultipleBuffer solution), stores GSU compute-type slices (f32, or int32 for
+   int32 compute) of M x N x batch: element (m, n, b) of slice g at g*M*N*B + m + n*M + b*M*N. The verifier poisons the workspace with 1e30, so a
    slice nobody wrote wrecks the sum, and tells the tiles a subset of workgroups wrote from it.
 2. The conversion kernel the runtime looks up by name in `Kernels.so-000-<gfx>.hsaco` (the host's
    `conversion_name`: problem type, the call's bias type, GSU bucket, vector width), 256 threads per

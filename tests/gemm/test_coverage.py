@@ -50,6 +50,11 @@ def test_json_report_on_dev_set(capsys: pytest.CaptureFixture[str]) -> None:
     # the MAC kernels (f32 in wave64 on gfx1100, f64 on gfx1101/gfx1201) are built
     assert not any(n.startswith("non-MFMA") or n in ("wave64", "dtype:D/D/D") for n in names)
     assert archs["gfx1100"]["supported"] == archs["gfx1100"]["solutions"]
+    # split-K through the conversion kernels with int32 compute (gfx1101's I8II) and LocalSplitU with
+    # split-K (gfx942) are built: every solution of both
+    for arch in ("gfx1101", "gfx942"):
+        assert archs[arch]["supported"] == archs[arch]["solutions"], arch
+    assert not any(n.startswith(("GSU MultipleBuffer", "LocalSplitU with")) for n in names)
     # every unsupported solution is blocked by at least one feature
     unsupported = doc["total"]["solutions"] - doc["total"]["supported"]
     assert max(counts) <= unsupported <= sum(counts)
@@ -65,7 +70,8 @@ def test_text_report_single_file(capsys: pytest.CaptureFixture[str]) -> None:
     lines = out.splitlines()
     assert lines[0].split()[:3] == ["arch", "solutions", "supported"]
     assert lines[1].split()[0] == "gfx942"
-    assert "LocalSplitU with split-K" in out and "total: 101 of 104" in out
+    # its LocalSplitU solutions with MultipleBuffer split-K are built
+    assert "LocalSplitU with split-K" not in out and "total: 104 of 104" in out
 
 
 def test_missing_path_is_an_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

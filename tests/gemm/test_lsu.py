@@ -79,6 +79,9 @@ def test_integer_accumulators(build) -> None:
 def test_split_k_and_amax_are_named() -> None:
     split = lsu_solution(problem_type("HHS"), 2, GlobalSplitU=2, GlobalSplitUAlgorithm="MultipleBufferSingleKernel")
     assert "LocalSplitU with split-K" in unsupported_reasons(split)
+    # through the conversion kernels (MultipleBuffer) group 0 stores the slice (test_postgsu)
+    buffered = lsu_solution(problem_type("HHS"), 2, GlobalSplitU=2, GlobalSplitUAlgorithm="MultipleBuffer")
+    assert unsupported_reasons(buffered) == ()
     amax = lsu_solution(problem_type("HHS", OutputAmaxD=True, UseScaleCD=True), 2)
     assert "LocalSplitU with AmaxD" in unsupported_reasons(amax)
 

@@ -24,6 +24,8 @@ from tests.gemm import harness
 from tests.gemm.devset import logic_files, supported_kernels
 from tests.gemm.epilogue_ref import Epilogue
 from tests.gemm.solutions import problem_type, solution
+from tests.gemm.test_int8 import problem_type as i8_problem_type
+from tests.gemm.test_lsu import lsu_solution
 from tests.shared import shared_dir
 
 EPILOGUE = {"UseBias": 1, "BiasDataTypeList": [0, 4, 7], "Activation": True, "ActivationType": "hipblaslt_all",
@@ -132,6 +134,45 @@ def test_runtime_gsu_one_needs_no_conversion(build) -> None:
     result.check()
 
 
+INT32_CASES = [(GemmProblem(64, 48, 128, 1), 1.0, 0.0),
+               (harness.padded(i8_problem_type("I", "TN"), 37, 50, 3 * 64 + 9, 2), 3.0, -2.0),  # edges, K tail, batch
+               (GemmProblem(33, 49, 64, 1), float(1 << 20), 5.0)]                               # alpha * sum wraps
+
+
+@pytest.mark.parametrize("gsu", [2, 3, 20])
+def test_int32_partial_sums(gsu: int, build) -> None:
+    """I8II on gfx1101 (the dev set's shape, TN): each slice stores its exact int32 sums, the `Cijk_II`
+    conversion kernel adds them and applies alpha and beta * C with wrap-around (2, odd and past the
+    last PostGSU bucket); the runtime's GSU 1 writes D from the kernel itself."""
+    pt = i8_problem_type("I", "TN")
+    sol = mb(pt, gsu, "gfx1101", depth_u=64, GlobalReadVectorWidthA=16, GlobalReadVectorWidthB=16)
+    built, emu = build(sol)
+    assert host_conversion.conversion_name(pt, None, 2, 1) == "Cijk_II_PostGSU2_VW1"
+    for problem, alpha, beta in INT32_CASES:
+        for launch in ((gsu, 1) if gsu == 2 else (gsu,)):
+            result = harness.run(built, problem, alpha=alpha, beta=beta, emulator=emu, gsu=launch, seed=problem.k)
+            try:
+                result.check()
+            except AssertionError as exc:
+                raise AssertionError(f"GSU {launch} on {problem}, alpha {alpha}, beta {beta}: {exc}") from None
+
+
+@pytest.mark.parametrize("types, mi, lsu, wave_tile, wave_group, gsu", [
+    ("HHS", (16, 16, 16), 4, (1, 1), (1, 1), 3), ("SS", (16, 16, 4), 2, (1, 2), (1, 2), 2)])
+def test_local_split_u(types: str, mi: tuple[int, int, int], lsu: int, wave_tile: tuple[int, int],
+                       wave_group: tuple[int, int], gsu: int, build) -> None:
+    """LocalSplitU with MultipleBuffer split-K (the dev set's gfx942 shapes): the groups add their partials
+    in LDS, group 0 stores the workgroup's slice, the conversion kernel does the rest."""
+    pt = problem_type(types, True, False)
+    sol = lsu_solution(pt, lsu, mi=mi, wave_tile=wave_tile, wave_group=wave_group,
+                       GlobalSplitU=gsu, GlobalSplitUAlgorithm="MultipleBuffer")
+    mt0, mt1 = sol.macro_tile
+    du = sol.depth_u
+    _check(build, sol, [(GemmProblem(mt0, mt1, 2 * gsu * du, 1), 1.0, 0.0, None),
+                        (harness.padded(pt, mt0 + 5, 2 * mt1 - 3, 3 * du + 9, 2), 0.5, -1.5, None),
+                        (GemmProblem(2 * mt0, mt1, du // 3, 1), 1.0, 0.5, None)])
+
+
 def test_names_and_layouts_match_upstream() -> None:
     """Every conversion kernel upstream built for the dev set's MultipleBuffer problem types has our
     name; its argument block has our size (upstream's HIP kernels take one struct, padded to 8 bytes,
@@ -140,7 +181,7 @@ def test_names_and_layouts_match_upstream() -> None:
     reference = shared_dir("reference", "kernels")
     assert host_conversion.SPLIT_PGR == GLOBAL_SPLIT_U_PGR
     checked = 0
-    for arch in ("gfx942", "gfx1102"):
+    for arch in ("gfx942", "gfx1102", "gfx1101"):
         upstream = {k["name"]: [a for a in k["args"] if not a["value_kind"].startswith("hidden")]
                     for k in json.loads((reference / f"{arch}.json").read_text()) if "PostGSU" in k["name"]}
         ours = {}
@@ -180,6 +221,18 @@ def _dev_quick() -> list[Solution]:
 
 @pytest.mark.parametrize("sol", _dev_quick(), ids=[f"{s.arch}-{s.problem_type.name}" for s in _dev_quick()])
 def test_dev_set_sample(sol: Solution, build) -> None:
+    mt0, mt1 = sol.macro_tile
+    _check(build, sol, [(harness.padded(sol.problem_type, mt0 + 3, mt1 + 5, 2 * sol.depth_u + 7, 2), 1.25, -0.5,
+                         None)])
+
+
+def _dev_lsu() -> list[Solution]:
+    return [s for s in _dev_mb() if s.workgroup[2] > 1]
+
+
+@pytest.mark.parametrize("sol", _dev_lsu(), ids=[f"{s.arch}-{s.problem_type.name}-{s.index}" for s in _dev_lsu()])
+def test_dev_set_local_split_u(sol: Solution, build) -> None:
+    """The dev set's LocalSplitU solutions with MultipleBuffer split-K (gfx942: GSU 2 to 64, 2 and 4 groups)."""
     mt0, mt1 = sol.macro_tile
     _check(build, sol, [(harness.padded(sol.problem_type, mt0 + 3, mt1 + 5, 2 * sol.depth_u + 7, 2), 1.25, -0.5,
                          None)])

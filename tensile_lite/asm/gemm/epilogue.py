@@ -392,12 +392,13 @@ def _variant(e: Emitter, w: Regs, edge: bool, beta: bool, end: Label | None) -> 
 
 def epilogue(e: Emitter) -> None:
     isa, r, plan = e.isa, e.r, e.plan
-    if r.split_k is not None:
-        # GSU > 1: only the workgroup that sums every slice of the tile goes on, once (splitk.py)
-        splitk.reduce(e)
     if plan.lsu > 1:
         # LocalSplitU: group 0's waves sum every group's partials and write the tile (lsu.py)
         lsu.reduce(e)
+    if r.split_k is not None:
+        # GSU > 1: only the workgroup that sums every slice of the tile goes on, once; with
+        # MultipleBuffer each stores its slice (group 0's sums) and ends (splitk.py)
+        splitk.reduce(e)
     for f in epi.active(plan.epilogue):
         f.gemm_prepare(e)
     stage_vectors(e)

@@ -481,8 +481,9 @@ def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout
     tiles_bytes = lds_base
     # the MAC and emulated-xf32 loops (mainloop._unpipelined) use one copy
     buffers = 1 if sol.one_lds_buffer or mac or emulated or 2 * tiles_bytes > limit else 2
-    if mfma.acc_type == "i32" and sol.runtime.global_split_u != 1:
-        raise Unsupported("GSU>1", "split-K partial sums are not built for int32 accumulators")
+    if mfma.acc_type == "i32" and sol.runtime.global_split_u != 1 and not splits_for_conversion(sol):
+        # MultipleBuffer stores the exact int32 partial sums for the conversion kernel (postgsu.py)
+        raise Unsupported("GSU>1", "the in-kernel split-K reduction adds f32 partial sums")
     # imported here: the features' steps use the emitting helpers, which read this module
     from tensile_lite.asm.gemm.epi import order as epi
     feat = epilogue_features(pt)

@@ -1,10 +1,10 @@
 """The runtime's split-K conversion kernels (GlobalSplitU > 1 with MultipleBuffer): after the GEMM
-kernel has left GSU f32 slices of D in the workspace (splitk.py), hipBLASLt launches one of these
+kernel has left GSU slices of D in the workspace (f32, or int32 for int32 compute; splitk.py), hipBLASLt launches one of these
 by name from the helper code object, 256 threads per workgroup over M x N x batch elements, `vw`
 consecutive elements along M per thread. Per element, in upstream's order (spec
 epilogue_semantics.md §5.3, TL/KernelWriterConversion.py):
 
-    acc = sum over g of W[g][m, n, b]        in slice order, from 0
+    acc = sum over g of W[g][m, n, b]        in slice order, from 0 (int32 slices for int32 compute)
     acc *= scaleA[m]; acc *= scaleB[n]       ScaleAB Vector (before alpha; a null vector is skipped)
     acc *= alpha                             alpha * scaleA * scaleB for ScaleAB Scalar (null = 1)
     acc *= scaleAlphaVec[f]                  a null vector is skipped
@@ -13,6 +13,11 @@ epilogue_semantics.md §5.3, TL/KernelWriterConversion.py):
     E[m, n, b] = cvt_E(acc)                  UseE, when E is not null
     acc = act(acc); acc *= scaleD
     D[m, n, b] = cvt_D(acc)
+
+With int32 compute (I8II: int8 inputs, int32 D) the slices hold the exact int32 partial sums and
+everything is wrap-around 32-bit integer arithmetic (v_add_u32, v_mul_lo_u32): acc = alpha * sum,
+plus beta * C when beta is not 0, stored as int32 (the GEMM kernel's integer epilogue, integer.py); no
+epilogue feature is built for it.
 
 `f` is m or n by the factor dimension (features.py: the same as the GEMM kernel's; upstream's
 conversion kernel takes N for ScaleAlphaVec only when the bias is along N, which no shipped problem
@@ -57,6 +62,8 @@ from tensile_lite.asm.registers import Registers
 from tensile_lite.model import DataType, ProblemType
 
 THREADS = 256
+# the compute types whose partial sums the conversion kernels reduce (f32, and exact int32)
+COMPUTE_TYPES = (DataType.S, DataType.I)
 _TYPES = (DataType.S, DataType.H, DataType.B)
 _LOADS = {4: "buffer_load_dword", 8: "buffer_load_dwordx2", 16: "buffer_load_dwordx4"}
 BF16_NAN = 0x7FFF0000
@@ -64,8 +71,12 @@ BF16_NAN = 0x7FFF0000
 
 def supported(pt: ProblemType) -> bool:
     """Whether the conversion kernels of `pt` are built: f32 compute, f32/f16/bf16 D, E and bias,
-    strided batches, f32 activations, no gradient or amax."""
+    strided batches, f32 activations, no gradient or amax; or int32 compute to int32 D with no
+    epilogue feature."""
     feat = epilogue_features(pt)
+    if pt.compute_type is DataType.I:
+        return (pt.dest_type is DataType.I and pt.strided_batched and not pt.gradient and not epi.active(feat)
+                and pt.num_indices_c in (2, 3))
     return (pt.compute_type is DataType.S and pt.dest_type in _TYPES and pt.strided_batched
             and not pt.gradient and not pt.output_amax_d and (not pt.use_e or pt.e_type in _TYPES)
             and all(t in _TYPES for t in feat.bias_types)
@@ -92,15 +103,17 @@ def arguments(pt: ProblemType) -> tuple[KernelArgument, ...]:
     feat = epilogue_features(pt)
     dims = pt.num_indices_c
     dest = pt.dest_type.value_type
+    # the partial sums and alpha/beta are of the compute type (the runtime packs alpha and beta so)
+    compute = pt.compute_type.value_type
     roles = {E_TYPE: pt.e_type.value_type}
     sections: dict[int, list[KernelArgument]] = {}
     for f in epi.by_rank(epi.active(feat), "conversion_rank"):
         for section, declared in f.conversion_arguments(pt, feat).items():
             sections.setdefault(section, []).extend(declared_argument(a, roles) for a in declared)
     args = list(sections.get(CONV_LEAD, ()))
-    args += [KernelArgument.pointer("D", dest), KernelArgument.pointer("WS", "f32"), KernelArgument.pointer("C", dest)]
+    args += [KernelArgument.pointer("D", dest), KernelArgument.pointer("WS", compute), KernelArgument.pointer("C", dest)]
     args += sections.get(CONV_POINTERS, ())
-    args += [KernelArgument.value("alpha", "f32"), KernelArgument.value("beta", "f32")]
+    args += [KernelArgument.value("alpha", compute), KernelArgument.value("beta", compute)]
     args += sections.get(CONV_VALUES, ())
     args += sections.get(CONV_STRIDES, ())
     args += [KernelArgument.value(f"{t}{i}", "u32") for t in ("strideD", "strideW", "strideC") for i in range(1, dims)]
@@ -176,6 +189,8 @@ class _Writer:
         # the shared helpers (activation, conversions, waits) read only the target of a plan
         self.e = Emitter(cast(GemmPlan, _Plan(arch)), cast(RegisterMap, None), self.lines)
         self.isa = self.e.isa
+        # int32 compute: the slices and the epilogue are int32 (the problem type has no feature, supported)
+        self.integer = self.pt.compute_type.is_integral
 
     # ---- helpers ---------------------------------------------------------------------------------
     def arg(self, name: str) -> Reg:
@@ -242,7 +257,8 @@ class _Writer:
         isa, e, r = self.isa, self.e, self.r
         cache = CachePolicy(slc=True) if self.arch.force_store_sc1 else NO_CACHE
         mods = Buf(offen=True, offset=imm, cache=cache)
-        if dt is DataType.S:
+        if dt.num_bytes == 4:
+            # f32, or int32 for integer compute
             e(isa.buffer_store_dword(value, offset, srd, e.soff0, mods=mods))
         elif dt is DataType.H:
             e(isa.v_cvt_f16_f32(value, value), isa.buffer_store_short(value, offset, srd, e.soff0, mods=mods))
@@ -332,7 +348,8 @@ class _Writer:
         e.label(loop)
         e(isa.op(_LOADS[4 * vw])(r.val, r.v["woff"], ws, s["soff"], mods=Buf(offen=True)))
         e.wait(vmcnt=0)
-        e(isa.v_add_f32(r.acc[j], r.acc[j], r.val[j]) for j in range(vw))
+        add = isa.v_add_u32 if self.integer else isa.v_add_f32
+        e(add(r.acc[j], r.acc[j], r.val[j]) for j in range(vw))
         e(isa.s_add_u32(s["soff"], s["soff"], s["slice"]), isa.s_sub_u32(s["count"], s["count"], 1))
         e(isa.s_cmp_lg_u32(s["count"], 0), isa.s_cbranch_scc1(loop))
 
@@ -379,8 +396,42 @@ class _Writer:
             e(isa.v_mul_lo_u32(r.vtmp[0], v["b"], batch_stride), isa.v_add_u32(f, f, r.vtmp[0]))
         e.v_mul_const(f, f, bpe)
 
+    def integer_epilogue(self) -> None:
+        """D = alpha * acc + beta * C in wrap-around int32 arithmetic (C read only when beta is not 0)."""
+        isa, e, r = self.isa, self.e, self.r
+        vw = self.variant.vw
+        s, v = r.scal, r.v
+        batched = self.step.batched
+        e(isa.v_mul_lo_u32(r.acc[j], s["alpha"], r.acc[j]) for j in range(vw))
+        no_c = e.new_label("NoC")
+        e(isa.s_cmp_eq_u32(s["beta"], 0), isa.s_cbranch_scc1(no_c))
+        c = r.srd["C"]
+        self.resource(c, self.arg("C"))
+        self.offset(v["coff"], self.arg("strideC1"), self.arg("strideC2") if batched else None, 4)
+        for j in range(vw):
+            e(isa.buffer_load_dword(v["x"], v["coff"], c, e.soff0, mods=Buf(offen=True, offset=4 * j)))
+            e.wait(vmcnt=0)
+            e(isa.v_mul_lo_u32(v["x"], s["beta"], v["x"]), isa.v_add_u32(r.acc[j], r.acc[j], v["x"]))
+        e.label(no_c)
+        self.store_d()
+
+    def store_d(self) -> None:
+        """D = acc at D's strides, then the end."""
+        isa, e, r = self.isa, self.e, self.r
+        pt, v = self.pt, r.v
+        d = r.srd["D"]
+        self.resource(d, self.arg("D"))
+        self.offset(v["doff"], self.arg("strideD1"), self.arg("strideD2") if self.step.batched else None,
+                    pt.dest_type.num_bytes)
+        for j in range(self.variant.vw):
+            self.store(r.acc[j], v["doff"], d, pt.dest_type, j * pt.dest_type.num_bytes)
+        e(isa.s_endpgm())
+
     def epilogue(self) -> None:
         """alpha, beta' * C and the epilogue features' steps, in the GEMM epilogue's order (epi/)."""
+        if self.integer:
+            self.integer_epilogue()
+            return
         isa, e, r = self.isa, self.e, self.r
         feat, pt = self.feat, self.pt
         vw = self.variant.vw
@@ -407,13 +458,7 @@ class _Writer:
         e.label(no_c)
         for f in epi.steps(feat, AFTER_C):
             f.conversion_step(step)
-        d = r.srd["D"]
-        self.resource(d, self.arg("D"))
-        self.offset(v["doff"], self.arg("strideD1"), self.arg("strideD2") if step.batched else None,
-                    pt.dest_type.num_bytes)
-        for j in range(vw):
-            self.store(r.acc[j], v["doff"], d, pt.dest_type, j * pt.dest_type.num_bytes)
-        e(isa.s_endpgm())
+        self.store_d()
 
     def text(self) -> str:
         isa, e = self.isa, self.e

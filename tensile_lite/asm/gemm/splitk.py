@@ -25,8 +25,10 @@ after GSU arrivals, so the buffer never needs re-zeroing. The reduction order, a
 not depend on which workgroup arrives last.
 
 MultipleBuffer: the runtime passes the workspace in D's (and C's) place with packed strides and no
-extra arguments; with GSU > 1 each workgroup stores its f32 slice in the same layout and ends, and the
-conversion kernel sums the slices and runs the epilogue.
+extra arguments; with GSU > 1 each workgroup stores its slice (f32, or the exact int32 sums of an
+integer kernel) in the same layout and ends, and the conversion kernel sums the slices and runs the
+epilogue. With LocalSplitU the groups' partials are first added in LDS (lsu.reduce); the waves past
+group 0 then end and group 0's waves store the slice.
 
 An argType-2 launch (hipBLASLt's user arguments) carries no split-K arguments: its workgroups of
 slices other than 0 end at once and slice 0 sums all of K into D, as with GSU 1.
@@ -37,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tensile_lite.asm.arith import add64, mul32x32_64, udiv_const, udiv_scalar
+from tensile_lite.asm.gemm import lsu
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.grid import flatten_3d_grid
 from tensile_lite.asm.gemm.layout import OperandRegs
@@ -410,6 +413,9 @@ def reduce(e: Emitter) -> None:
     t = r.stmp
     done = e.new_label("SplitKDone")
     e(isa.s_cmp_le_u32(gsu, 1), isa.s_cbranch_scc1(done))
+    if e.plan.lsu > 1:
+        # LocalSplitU (MultipleBuffer only, support.py): group 0 holds the workgroup's sums (lsu.reduce)
+        lsu.end_others(e)
     _workspace_resource(e)
     w = _Lane(e)
     _lane_coordinates(e, w)

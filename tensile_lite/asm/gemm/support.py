@@ -10,8 +10,9 @@ accumulation (HHS, HSS, BBS, BSS) or f32 (SS, and xf32 MFMAs for F32XdlMathOp X 
 gfx94x/gfx950 also 8-bit floats (F8, B8, F8B8, B8F8 to S/H/B/F8/B8) and f16 mixed with an 8-bit
 operand (HF8, F8H to H/S; plan.py); int8 with int32 compute (I8II, I8I8; no epilogue terms beyond
 alpha and beta); any transposes, strided batch or no batch, with or without beta,
-single-block 16x16 / 32x32 MFMA, GSU 1 or in-kernel split-K (MultipleBufferSingleKernel,
-any GSU), LocalSplitU (lsu.py); the fused epilogue (scales, bias,
+single-block 16x16 / 32x32 MFMA, GSU 1 or split-K (in-kernel MultipleBufferSingleKernel, any GSU;
+MultipleBuffer through the runtime's conversion kernels, f32 or int32 partial sums), LocalSplitU
+(lsu.py; with MultipleBuffer split-K too); the fused epilogue (scales, bias,
 activation, amax of D, the E output; no gradient); argType 0, 1 and 2 (grouped GEMM).
 
 RDNA: gfx11 (gfx1100/1101/1102/1150/1151) and gfx12 (gfx1200/1201) in wave32 with the 16x16x16 WMMAs
@@ -41,6 +42,7 @@ from tensile_lite.asm.gemm.epi import order as epi
 from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.asm.gemm.layout import build_register_map
 from tensile_lite.asm.gemm.plan import GemmPlan, Unsupported, build_plan
+from tensile_lite.asm.gemm.postgsu import COMPUTE_TYPES as POSTGSU_COMPUTE
 from tensile_lite.asm.gemm.postgsu import supported as postgsu_supported
 from tensile_lite.asm.gemm.preload import preload_dwords
 from tensile_lite.asm.kernel import ArgumentLayout
@@ -213,7 +215,7 @@ def _solution_reasons(sol: Solution) -> list[str]:
         out.append("GSU>1")
     if splits_for_conversion(sol):
         pt = sol.problem_type
-        if pt.compute_type is not DataType.S:
+        if pt.compute_type not in POSTGSU_COMPUTE:
             out.append(f"GSU MultipleBuffer compute {pt.compute_type.letter}")
         if pt.output_amax_d:
             out.append("AmaxD with split-K")
@@ -225,8 +227,9 @@ def _solution_reasons(sol: Solution) -> list[str]:
     if splits_in_kernel(sol) and sol.problem_type.compute_type is not DataType.S:
         # the in-kernel reduction adds f32 partial sums
         out.append(f"GSU MultipleBufferSingleKernel compute {sol.problem_type.compute_type.letter}")
-    if sol.workgroup[2] != 1 and splits_k(sol):
-        # the split-K reduction and its barriers take every wave of the workgroup
+    if sol.workgroup[2] != 1 and splits_in_kernel(sol):
+        # the in-kernel reduction's barriers take every wave of the workgroup (MultipleBuffer's
+        # partial store is group 0's alone: the other groups end after the LDS reduction, lsu.py)
         out.append("LocalSplitU with split-K")
     if sol.workgroup[2] != 1 and sol.problem_type.output_amax_d:
         out.append("LocalSplitU with AmaxD")
