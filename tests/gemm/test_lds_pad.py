@@ -1,5 +1,6 @@
 """LDS row padding (asm/gemm/lds_pad.py, plan.py): the bank model, conflict-free reads on the layouts the
-writer builds, and the unpadded fallback when padding would not fit the target's LDS."""
+writer builds (K-contiguous rows and k_rows), and the unpadded fallback when padding would not fit the
+target's LDS."""
 
 from __future__ import annotations
 
@@ -24,26 +25,35 @@ def test_bank_model() -> None:
 def test_reads_are_spread_over_banks(types: str, mi: tuple[int, int, int], trans: tuple[bool, bool]) -> None:
     plan = build_plan(solution(problem_type(types, *trans), mi=mi, wave_tile=(2, 2), depth_u=64))
     for op in (plan.a, plan.b):
-        run = op.k_per_lane * op.lds_bpe
-        assert (op.lds_stride * op.lds_bpe) % run == 0  # every read stays aligned to its width
-        assert op.lds_stride > op.depth_u  # padded: a 128-byte row would put every lane in one bank
-        lanes = [(lane % op.mi_size, (lane // op.mi_size) * op.k_per_lane) for lane in range(64)]
-        width = min(run, 16)
+        assert op.k_rows == (not op.k_contiguous)
+        if op.k_rows:
+            # rows one k apart: each read is one element of every lane, at (k, free index)
+            lanes = [((lane // op.mi_size) * op.k_per_lane, lane % op.mi_size) for lane in range(64)]
+            width = op.lds_bpe
+            assert (op.lds_stride * op.lds_bpe) % 4 == 0
+        else:
+            run = op.k_per_lane * op.lds_bpe
+            assert (op.lds_stride * op.lds_bpe) % run == 0  # every read stays aligned to its width
+            assert op.lds_stride > op.depth_u  # padded: a 128-byte row would put every lane in one bank
+            lanes = [(lane % op.mi_size, (lane // op.mi_size) * op.k_per_lane) for lane in range(64)]
+            width = min(run, 16)
 
         def clocks(stride: int, op: OperandPlan = op, lanes: list[tuple[int, int]] = lanes, width: int = width) -> int:
             return access_clocks([(row * stride + k) * op.lds_bpe for row, k in lanes], width)
 
-        # K-contiguous tiles: conflict-free (their writes split where padding leaves rows 8-byte aligned);
-        # transposed ones trade some read conflicts for their per-element writes; all far better unpadded
-        ideal = 64 * width // 128
-        assert clocks(op.lds_stride) == ideal if op.k_contiguous else clocks(op.lds_stride) <= 2 * ideal
+        # conflict-free reads (the writes of K-contiguous tiles split where padding leaves rows 8-byte
+        # aligned; k_rows writes are whole vectors along a row); padded only where unpadded rows conflict
+        # (K-contiguous rows always do; k_rows of 32 lanes' 16-bit elements do not)
+        ideal = max(2, 64 * width // 128)
+        assert clocks(op.lds_stride) == ideal, (op.name, clocks(op.lds_stride), ideal)
         assert op.write_bytes * (op.vector * op.lds_bpe // op.write_bytes) == op.vector * op.lds_bpe
-        assert clocks(op.lds_stride) * 2 <= clocks(op.depth_u)
+        unpadded = clocks(op.lds_row_base)
+        assert clocks(op.lds_stride) * 2 <= unpadded if op.k_contiguous else op.lds_stride == op.lds_row_base or unpadded > ideal
 
 
 def test_padding_dropped_when_it_would_not_fit() -> None:
     # two 256x32 f32 tiles fill 64 KiB exactly: any padding would overflow what ds offsets address
     plan = build_plan(solution(problem_type("SS"), mi=(16, 16, 4), wave_tile=(8, 8), wave_group=(2, 2),
                                depth_u=32))
-    assert (plan.a.lds_stride, plan.b.lds_stride) == (32, 32)
+    assert (plan.a.lds_stride, plan.b.lds_stride) == (plan.a.lds_row_base, plan.b.lds_row_base)
     assert plan.lds_bytes <= 65536

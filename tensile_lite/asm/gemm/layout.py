@@ -33,6 +33,8 @@ class OperandRegs:
     stride: Reg           # bytes between consecutive indices of the non-contiguous dimension
     free_bound: Reg       # free-dimension elements left from the tile origin (for guards)
     guard: Reg            # non-zero: this workgroup must use guarded loads for this operand
+    # k_rows of 8- and 16-bit data: per MFMA buffer, the elements read before they are packed
+    pack: tuple[Reg, Reg] | None = None
 
 
 @attrs.frozen(slots=True)
@@ -148,13 +150,17 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
     # part starts even: 64-bit and wider register tuples must on gfx90a and later.
     sizes = [op.loads * op.regs_per_load for op in (plan.a, plan.b)]
     sizes += [2 * op.wave_tile * op.mfma_regs for op in (plan.a, plan.b)]
+    sizes += [2 * op.pack_regs for op in (plan.a, plan.b)]
     starts, pos = [], 0
     for size in sizes:
         pos = -(-pos // 2) * 2
         starts.append(pos)
         pos += size
     block = regs.v.alloc(max(pos, epilogue_registers(plan)), align=2, name="loop")
-    tile_a, tile_b, mfma_a, mfma_b = (block[start:start + size] for start, size in zip(starts, sizes, strict=True))
+    tile_a, tile_b, mfma_a, mfma_b = (block[start:start + size] for start, size in zip(starts[:4], sizes[:4],
+                                                                                      strict=True))
+    packs = tuple(None if not size else (block[start:start + size // 2], block[start + size // 2:start + size])
+                  for start, size in zip(starts[4:], sizes[4:], strict=True))
 
     def halves(r: Reg, op: OperandPlan) -> tuple[Reg, Reg]:
         h = op.wave_tile * op.mfma_regs
@@ -166,16 +172,18 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
     assert pool is not None
     acc = pool.alloc(acc_count, align=4, name="acc")
 
-    def operand_regs(n: str, v: tuple[Reg, ...], tile: Reg, mfma: Reg, op: OperandPlan) -> OperandRegs:
+    def operand_regs(n: str, v: tuple[Reg, ...], tile: Reg, mfma: Reg, op: OperandPlan,
+                     pack: tuple[Reg, Reg] | None) -> OperandRegs:
         return OperandRegs(global_offset=v[0], lds_write=v[1], lds_read=v[2], coord_c=v[3], coord_o=v[4],
                            tile=tile, mfma=halves(mfma, op), srd=srds[n], increment=scal[f"inc{n}"],
-                           stride=scal[f"stride{n}"], free_bound=scal[f"fb{n}"], guard=scal[f"guard{n}"])
+                           stride=scal[f"stride{n}"], free_bound=scal[f"fb{n}"], guard=scal[f"guard{n}"],
+                           pack=pack)
 
     return RegisterMap(
         kernarg=kernarg, workgroup_id=wgid, args=args, arg_layout=layout, tile0=scal["tile0"],
         tile1=scal["tile1"], batch=batch, iters=scal["iters"], full_iters=scal["full"],
         counter=scal["counter"], k_bound=scal["kbound"], edge=scal["edge"], stmp=stmp, mask=mask,
-        srd_c=srds["C"], srd_d=srds["D"], a=operand_regs("A", va, tile_a, mfma_a, plan.a),
-        b=operand_regs("B", vb, tile_b, mfma_b, plan.b), tid=tid, oob=oob, vtmp=vtmp,
+        srd_c=srds["C"], srd_d=srds["D"], a=operand_regs("A", va, tile_a, mfma_a, plan.a, packs[0]),
+        b=operand_regs("B", vb, tile_b, mfma_b, plan.b, packs[1]), tid=tid, oob=oob, vtmp=vtmp,
         epilogue=block[0:epilogue_registers(plan)], acc=acc, counts=regs.counts(), preload=preloaded,
         split_k=split_k, gemm_index=gemm_index, srd_e=srd_e, soff_e=soff_e, lds_swap=lds_swap)

@@ -5,7 +5,7 @@ A model only (it never changes results, only speed): LDS serves 128 bytes per cl
 4 bytes; the lanes of a wave are served in groups of consecutive lanes that move 128 bytes together
 (8 lanes for 16-byte accesses, 16 for 8-byte, 32 for narrower); within a group an access costs as many
 clocks as the busiest bank has distinct dwords to serve (the same dword is broadcast). The cost of a
-layout is the sum over the main loop's LDS writes and one k-step's reads of wave 0, with lane addresses
+layout is the sum over one tile's LDS writes and the k-steps' reads of wave 0, with lane addresses
 as setup.thread_addresses, local_write.write_tile and local_read.read_step compute them.
 """
 
@@ -17,6 +17,8 @@ BANKS = 32
 BANK_BYTES = 4
 # widest padding tried, in bytes per row: two 16-byte accesses' worth covers every phase shift
 MAX_PAD_BYTES = 32
+# ... for rows one k apart (k_rows), whose lanes of one read sit in a few rows: up to half the banks
+ROW_SHIFT_PAD_BYTES = BANKS * BANK_BYTES // 2
 
 
 # 16-byte reads of a wave64 may also be served in these groups of lanes (two runs of four; kernel-perf's
@@ -51,24 +53,26 @@ def access_clocks(addresses: Sequence[int], nbytes: int) -> int:
 Accesses = Sequence[tuple[Sequence[tuple[int, int]], int]]
 
 
-def layout_clocks(stride: int, bpe: int, writes: Accesses, reads: Accesses) -> int:
+def layout_clocks(stride: int, bpe: int, writes: Accesses, reads: Accesses, read_weight: int = 1) -> int:
     """Clocks of every access, each given as per-lane (row, column) element coordinates and its width in
-    bytes, with rows `stride` elements apart."""
+    bytes, with rows `stride` elements apart; the reads counted `read_weight` times (k-steps per write)."""
     total = 0
-    for accesses in (writes, reads):
+    for accesses, weight in ((writes, 1), (reads, read_weight)):
         for lanes, nbytes in accesses:
-            total += access_clocks([(row * stride + col) * bpe for row, col in lanes], nbytes)
+            total += weight * access_clocks([(row * stride + col) * bpe for row, col in lanes], nbytes)
     return total
 
 
-def best_stride(base: int, unit: int, bpe: int, writes: Callable[[int], Accesses], reads: Accesses) -> int:
-    """The row stride (the unpadded `base` plus a multiple of `unit` elements, at most MAX_PAD_BYTES of
-    padding) whose accesses take the fewest clocks; the least padding among equals. `writes` gives the
-    writes for a stride (their widths depend on how the stride aligns rows)."""
+def best_stride(base: int, unit: int, bpe: int, writes: Callable[[int], Accesses], reads: Accesses, *,
+                max_pad_bytes: int = MAX_PAD_BYTES, read_weight: int = 1) -> int:
+    """The row stride (the unpadded `base` plus a multiple of `unit` elements, at most `max_pad_bytes` of
+    padding) whose accesses take the fewest clocks, one k-step's `reads` counted `read_weight` times (the
+    k-steps of one tile's writes); the least padding among equals. `writes` gives the writes for a stride
+    (their widths depend on how the stride aligns rows)."""
     best, best_clocks = base, None
     pad = 0
-    while pad * bpe <= MAX_PAD_BYTES:
-        clocks = layout_clocks(base + pad, bpe, writes(base + pad), reads)
+    while pad * bpe <= max_pad_bytes:
+        clocks = layout_clocks(base + pad, bpe, writes(base + pad), reads, read_weight)
         if best_clocks is None or clocks < best_clocks:
             best, best_clocks = base + pad, clocks
         pad += unit

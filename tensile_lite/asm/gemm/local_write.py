@@ -1,10 +1,10 @@
-"""Stage 3: the loaded tile from registers into LDS, K contiguous in every row.
+"""Stage 3: the loaded tile from registers into LDS, in the rows the plan lays out.
 
-A vector that runs along K is one LDS write (or two or four, where row padding leaves rows only 8- or
-4-byte aligned); a vector that runs along the free dimension is
-scattered, one element per row (16-bit elements from either half of a register, bytes from any
-of its four). An operand stored in another format than the MFMA reads is converted first
-(convert.py), in place.
+A vector that runs along an LDS row (K-contiguous, or a k_rows operand's vector along its free
+dimension) is one LDS write (or two or four, where row padding leaves rows only 8- or 4-byte aligned);
+a vector along the free dimension of a transposed operand is scattered, one element per row (16-bit
+elements from either half of a register, bytes from any of its four). An operand stored in another
+format than the MFMA reads is converted first (convert.py), in place.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def write_load(e: Emitter, op: OperandPlan, o: OperandRegs, n: int) -> None:
     src = o.tile[n * rpl:(n + 1) * rpl]
     if op.converted:
         convert_load(e, op, src)
-    if op.k_contiguous:
+    if op.k_contiguous or op.k_rows:
         offset = (oc * op.lds_stride + cc) * bpe
         piece = op.write_bytes
         for at in range(0, max(op.vector * bpe, piece), piece):

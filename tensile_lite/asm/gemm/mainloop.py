@@ -29,7 +29,7 @@ from tensile_lite.asm.arch import LDS, LOAD, SMEM
 from tensile_lite.asm.gemm import xf32_split
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.global_read import advance, load_tile, set_k_bound, vector_load
-from tensile_lite.asm.gemm.local_read import read_step
+from tensile_lite.asm.gemm.local_read import pack_step, read_step
 from tensile_lite.asm.gemm.local_write import write_load, write_tile
 from tensile_lite.asm.gemm.mac import MAC
 from tensile_lite.asm.gemm.mac import compute_tile as mac_compute_tile
@@ -65,6 +65,8 @@ def _mfmas(e: Emitter, buffer: int) -> None:
     split = plan.xf32_split
     ra, rb = (plan.a.mfma_regs, plan.b.mfma_regs) if split else (plan.mfma.a_regs, plan.mfma.b_regs)
     a_buf, b_buf = r.a.mfma[buffer], r.b.mfma[buffer]
+    pack_step(e, plan.a, r.a, buffer)
+    pack_step(e, plan.b, r.b, buffer)
     # RDNA's integer WMMA reads unsigned bytes unless neg_lo marks A and B signed
     mods = Sel(neg_lo=(1, 1)) if plan.mfma.kind == "wmma" and plan.mfma.a_type == "iu8" else None
     if split:

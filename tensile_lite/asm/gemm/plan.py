@@ -9,10 +9,12 @@ for the mixed types (A f16 and B fp8, or the reverse, with DataType H), whose 8-
 converted to f16 after the global read, before the LDS write (upstream's ConvertAfterDS 0; the
 conversion is exact, so where it happens cannot change results).
 
-LDS holds each operand tile with K contiguous (one row of DepthU elements per free index, plus
-padding), whatever the memory layout, because every MFMA lane reads consecutive k values of one
-row. Operands whose memory is contiguous along the free dimension are transposed while they are
-written to LDS.
+LDS holds a K-contiguous operand tile as one row of DepthU elements per free index (plus padding):
+every MFMA lane reads consecutive k values of one row. An operand contiguous along the free dimension
+is stored as loaded, one row of tile elements per k (`k_rows`: whole-vector LDS writes), and the lanes
+read their k values one element at a time; narrower than a dword, the elements are packed into the
+MFMA's registers after the reads (local_read.py). Where the packing registers do not fit, the narrow
+operand is transposed while it is written instead (one element per write; `build_plan(pack_narrow=False)`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from tensile_lite.asm.gemm.features import (
 )
 from tensile_lite.asm.gemm.grouped import record_bytes, user_argument_offsets
 from tensile_lite.asm.gemm.lanes import LaneLayout, lane_layout
-from tensile_lite.asm.gemm.lds_pad import best_stride
+from tensile_lite.asm.gemm.lds_pad import MAX_PAD_BYTES, ROW_SHIFT_PAD_BYTES, best_stride
 from tensile_lite.asm.gemm.mac import (
     MAC,
     MacGeometryError,
@@ -94,6 +96,8 @@ class OperandPlan:
     k_groups: int = 1        # lane groups along k (64 / M on CDNA, 1 on gfx11, 2 on gfx12)
     # MAC kernels' A: the lane's row in its block is lane / this (mac.py), not lane % mi_size
     lane_row_divisor: int = 0
+    # stored as loaded: LDS rows run along the free dimension, one per k (see the module's docstring)
+    k_rows: bool = False
 
     @property
     def loads(self) -> int:
@@ -109,13 +113,34 @@ class OperandPlan:
         return self.mem_format != self.mfma_format
 
     @property
+    def lds_rows(self) -> int:
+        """LDS rows of the tile: one per free index, or one per k (k_rows)."""
+        return self.depth_u if self.k_rows else self.tile
+
+    @property
+    def lds_row_base(self) -> int:
+        """Elements of one LDS row before padding."""
+        return self.tile if self.k_rows else self.depth_u
+
+    @property
+    def pack(self) -> int:
+        """Elements the lane reads one by one into each MFMA input register (k_rows of 8- and 16-bit data)."""
+        return max(1, 4 // self.lds_bpe) if self.k_rows else 1
+
+    @property
+    def pack_regs(self) -> int:
+        """Registers that hold one buffer's elements until they are packed (all but each register's first)."""
+        return self.wave_tile * self.mfma_regs * (self.pack - 1)
+
+    @property
     def lds_bytes(self) -> int:
-        return self.tile * self.lds_stride * self.lds_bpe
+        return self.lds_rows * self.lds_stride * self.lds_bpe
 
     @property
     def write_bytes(self) -> int:
-        """Bytes of each LDS write of a K-contiguous load: the loaded vector, split into the widest
-        pieces the row stride keeps aligned (padding may leave rows 8- or 4-byte aligned only)."""
+        """Bytes of each LDS write of a load that runs along an LDS row (K-contiguous or k_rows): the
+        loaded vector, split into the widest pieces the row stride keeps aligned (padding may leave rows
+        8- or 4-byte aligned only)."""
         row = self.lds_stride * self.lds_bpe
         return min(self.vector * self.lds_bpe, row & -row, MAX_VECTOR_BYTES)
 
@@ -285,7 +310,25 @@ def _lds_stride(depth_u: int, pad: int, unit: int) -> int:
 def _read_unit(op: OperandPlan) -> int:
     """Elements a padded row stride is a multiple of: every MFMA input read stays aligned to its width,
     and rows stay dword aligned."""
+    if op.k_rows:
+        return max(1, 4 // op.lds_bpe)
     return max(op.k_per_lane, 4 // op.lds_bpe, 1)
+
+
+def _lane_reads(op: OperandPlan, wave: int) -> list[tuple[list[tuple[int, int]], int]]:
+    """One k-step's LDS reads of wave 0 as (per-lane (row, column), bytes), as local_read.read_step issues
+    them."""
+    origins = [(lane % op.mi_size, (lane // op.mi_size) * op.k_per_lane if op.k_groups > 1 else 0)
+               for lane in range(wave)]
+    if op.k_rows:
+        return [([(k + c * op.k_groups * op.k_per_lane + el, row + t * op.mi_size) for row, k in origins],
+                 min(op.lds_bpe, MAX_VECTOR_BYTES))
+                for t in range(op.wave_tile) for c in range(op.k_runs) for el in range(op.k_per_lane)]
+    run_bytes = op.k_per_lane * op.lds_bpe
+    width = min(run_bytes, MAX_VECTOR_BYTES)
+    return [([(row + t * op.mi_size, k + c * op.k_groups * op.k_per_lane + part * width // op.lds_bpe)
+              for row, k in origins], width)
+            for t in range(op.wave_tile) for c in range(op.k_runs) for part in range(run_bytes // width)]
 
 
 def _padded_stride(op: OperandPlan, wave: int) -> int:
@@ -297,20 +340,15 @@ def _padded_stride(op: OperandPlan, wave: int) -> int:
         out: list[tuple[list[tuple[int, int]], int]] = []
         piece = attrs.evolve(op, lds_stride=stride).write_bytes // op.lds_bpe
         for cc, oc in op.load_offsets:
-            if op.k_contiguous:
+            if op.k_contiguous or op.k_rows:
                 out += [([(o + oc, c + cc + p) for c, o in starts], piece * op.lds_bpe)
                         for p in range(0, op.vector, piece)]
             else:
                 out += [([(c + cc + el, o + oc) for c, o in starts], op.lds_bpe) for el in range(op.vector)]
         return out
-    run_bytes = op.k_per_lane * op.lds_bpe
-    width = min(run_bytes, MAX_VECTOR_BYTES)
-    origins = [(lane % op.mi_size, (lane // op.mi_size) * op.k_per_lane if op.k_groups > 1 else 0)
-               for lane in range(wave)]
-    reads = [([(row + t * op.mi_size, k + c * op.k_groups * op.k_per_lane + part * width // op.lds_bpe)
-               for row, k in origins], width)
-             for t in range(op.wave_tile) for c in range(op.k_runs) for part in range(run_bytes // width)]
-    return best_stride(op.lds_stride, _read_unit(op), op.lds_bpe, writes, reads)
+    steps = op.depth_u // (op.k_groups * op.k_per_lane * op.k_runs)  # k-steps of the MFMA per tile
+    return best_stride(op.lds_stride, _read_unit(op), op.lds_bpe, writes, _lane_reads(op, wave),
+                       max_pad_bytes=ROW_SHIFT_PAD_BYTES if op.k_rows else MAX_PAD_BYTES, read_weight=steps)
 
 
 def _write_origin(op: OperandPlan, tid: int) -> tuple[int, int]:
@@ -382,12 +420,14 @@ def _mac_geometry(sol: Solution) -> tuple[Arch, MatrixInstruction, LaneLayout, t
     return arch, mi, mac_lanes(wave), group, tile, formats
 
 
-def build_plan(sol: Solution) -> GemmPlan:
-    """The geometry of `sol`'s kernel, or `Unsupported` naming the first thing in the way."""
+def build_plan(sol: Solution, *, pack_narrow: bool = True) -> GemmPlan:
+    """The geometry of `sol`'s kernel, or `Unsupported` naming the first thing in the way.
+    `pack_narrow` False transposes 8- and 16-bit M/N-contiguous operands while they are written to LDS
+    instead of packing them after the reads (fewer registers, for kernels the packing does not fit)."""
     pt = sol.problem_type
     mi = sol.matrix_instruction
     if mi is None:
-        return _build(sol, *_mac_geometry(sol))
+        return _build(sol, *_mac_geometry(sol), pack_narrow=pack_narrow)
     try:
         arch = get_arch(sol.arch)
     except Exception as exc:  # an unknown target is a coverage fact, not a crash
@@ -417,11 +457,12 @@ def build_plan(sol: Solution) -> GemmPlan:
         raise Unsupported(f"MI:{mi.m}x{mi.n}x{mi.k}x{mi.b}", "accumulator layout not handled")
     if sol.wavefront_size != lanes.wave:
         raise Unsupported(f"wave{sol.wavefront_size}", f"{mfma.name} runs in wave{lanes.wave} here")
-    return _build(sol, arch, mfma, lanes, sol.mi_wave_group, sol.mi_wave_tile, formats)
+    return _build(sol, arch, mfma, lanes, sol.mi_wave_group, sol.mi_wave_tile, formats, pack_narrow=pack_narrow)
 
 
 def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout, wave_group: tuple[int, int],
-           wave_tile: tuple[int, int], formats: tuple[tuple[DataType, str, str], ...]) -> GemmPlan:
+           wave_tile: tuple[int, int], formats: tuple[tuple[DataType, str, str], ...], *,
+           pack_narrow: bool = True) -> GemmPlan:
     """The plan from the instruction, lanes and wave tiling (of an MFMA/WMMA or of a MAC kernel)."""
     pt = sol.problem_type
     mac = mfma.kind == MAC
@@ -446,8 +487,11 @@ def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout
         lds_bpe = bpe if mem_fmt == mfma_fmt else format_bytes(mfma_fmt)
         vw, o_fastest, offsets = _global_mapping(name, k_contiguous, tile, depth_u, max(bpe, lds_bpe), grvw,
                                                  threads)
-        unit = max(vw if k_contiguous else 1, k_per_lane)
-        stride = _lds_stride(depth_u, 0, unit)
+        # stored as loaded; MAC kernels' A lanes walk rows by lane / n, which only K-contiguous rows serve
+        k_rows = not k_contiguous and not (mac and name == "A") and (
+            lds_bpe >= 4 or (pack_narrow and not emulated and not mac))
+        unit = vw if k_rows else max(vw if k_contiguous else 1, k_per_lane)
+        stride = _lds_stride(tile if k_rows else depth_u, 0, unit)
         op = OperandPlan(name=name, bpe=bpe, lds_bpe=lds_bpe, mem_format=mem_fmt, mfma_format=mfma_fmt,
                          tile=tile, depth_u=depth_u, k_contiguous=k_contiguous,
                          vector=vw, o_fastest=o_fastest, load_offsets=offsets, lds_base=lds_base,
@@ -456,7 +500,7 @@ def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout
                          # emulated xf32: the lane's f32 inputs, split in place into bf16 hi and lo halves
                          mfma_regs=(2 if emulated else 1) * (mfma.a_regs if name == "A" else mfma.b_regs),
                          k_runs=lanes.runs, k_groups=lanes.groups,
-                         lane_row_divisor=mfma.n if mac and name == "A" else 0)
+                         lane_row_divisor=mfma.n if mac and name == "A" else 0, k_rows=k_rows)
         op = attrs.evolve(op, lds_stride=_padded_stride(op, lanes.wave))
         operands.append(op)
         lds_base += -(-op.lds_bytes // 16) * 16
@@ -465,13 +509,14 @@ def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout
     # Padding only spreads rows over LDS banks: it is halved until the layout fits what the target's
     # LDS lets one kernel address, down to none (the unpadded layout, which fits or is refused below).
     budget = limit
-    pads = [(a.lds_stride - depth_u, b.lds_stride - depth_u)]
+    pads = [(a.lds_stride - a.lds_row_base, b.lds_stride - b.lds_row_base)]
     while pads[-1] != (0, 0):
         pads.append((pads[-1][0] // 2, pads[-1][1] // 2))
     units = [_read_unit(op) for op in (a, b)]
     for pad_a, pad_b in pads:
-        a = attrs.evolve(a, lds_stride=_lds_stride(depth_u, pad_a, units[0]))
-        b = attrs.evolve(b, lds_stride=_lds_stride(depth_u, pad_b, units[1]), lds_base=-(-a.lds_bytes // 16) * 16)
+        a = attrs.evolve(a, lds_stride=_lds_stride(a.lds_row_base, pad_a, units[0]))
+        b = attrs.evolve(b, lds_stride=_lds_stride(b.lds_row_base, pad_b, units[1]),
+                         lds_base=-(-a.lds_bytes // 16) * 16)
         lds_base = b.lds_base + -(-b.lds_bytes // 16) * 16
         if lds_base <= budget:
             break

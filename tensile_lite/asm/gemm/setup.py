@@ -332,8 +332,8 @@ def thread_addresses(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
     e(isa.v_mul_lo_u32(v[0], o.coord_o, o.stride))
     e.v_mul_const(v[1], o.coord_c, op.bpe)
     e(isa.v_add_u32(o.global_offset, v[0], v[1]))
-    # LDS row = free index, column = k
-    row, col = (o.coord_o, o.coord_c) if op.k_contiguous else (o.coord_c, o.coord_o)
+    # LDS row = free index, column = k (k_rows: row = k, column = free index)
+    row, col = (o.coord_o, o.coord_c) if op.k_contiguous or op.k_rows else (o.coord_c, o.coord_o)
     e.v_mul_const(v[0], row, op.lds_stride)
     e(isa.v_add_u32(v[0], v[0], col))
     e.v_mul_const(v[0], v[0], op.lds_bpe)
@@ -347,7 +347,7 @@ def thread_addresses(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
         # at k = group * DepthU / lsu (v[7]: the group, then its byte offset in LDS)
         e(udiv_const(isa, v[7], v[0], plan.group_waves, v[2], v[1]))
         e(isa.v_mov_b32(v[0], v[1]))
-        e.v_mul_const(v[7], v[7], plan.depth_u // plan.lsu * op.lds_bpe)
+        e.v_mul_const(v[7], v[7], plan.depth_u // plan.lsu * op.lds_bpe * (op.lds_stride if op.k_rows else 1))
         e(isa.v_add_u32(o.lds_read, op.lds_base, v[7]) if op.lds_base else isa.v_mov_b32(o.lds_read, v[7]))
     wg0 = plan.wave_group[0]
     if op.name == "A":
@@ -364,10 +364,12 @@ def thread_addresses(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
     else:
         e(udiv_const(isa, v[6], v[5], op.mi_size, v[2], v[7]))  # v6 = lane / mi, v7 = lane % mi
     e(isa.v_add_u32(v[4], v[4], v[7]))
-    e.v_mul_const(v[4], v[4], op.lds_stride)
+    # element offset of (row, k): row * stride + k, or k * stride + row for k_rows
+    if not op.k_rows:
+        e.v_mul_const(v[4], v[4], op.lds_stride)
     if op.k_groups > 1:
         assert op.k_groups == lanes.wave // op.mi_size  # lane / mi is then the group itself
-        e.v_mul_const(v[6], v[6], op.k_per_lane)
+        e.v_mul_const(v[6], v[6], op.k_per_lane * (op.lds_stride if op.k_rows else 1))
         e(isa.v_add_u32(v[4], v[4], v[6]))
     e.v_mul_const(v[4], v[4], op.lds_bpe)
     if plan.lsu > 1:

@@ -292,7 +292,14 @@ def decide(sol: Solution) -> Decision:
         plan = build_plan(sol)
         layout = solution_layout(sol)
         preload = preload_dwords(sol)
-        build_register_map(plan, name, layout, preload=preload)
+        try:
+            build_register_map(plan, name, layout, preload=preload)
+        except RegisterOverflow:
+            # the packing registers of narrow k_rows operands are what does not fit: transpose instead
+            if not (plan.a.pack > 1 or plan.b.pack > 1):
+                raise
+            plan = build_plan(sol, pack_narrow=False)
+            build_register_map(plan, name, layout, preload=preload)
     except Unsupported as exc:
         feature, detail = exc.feature, exc.detail
     except RegisterOverflow as exc:
