@@ -179,9 +179,11 @@ def runtime_solution(entry: Mapping[str, Any], arch: str) -> RuntimeSolution:
         "ActivationFused": bool(sm.get("activationFused", True)),
     }
     if mi:
-        if len(mi) < 4 or mi[3] != 1:
-            raise NotVerifiable(f"matrix instruction {mi} with several blocks: the wave layout is not in the .dat")
-        raw["MIWaveTile"], raw["MIWaveGroup"] = _wave_split((macro[0], macro[1]), (mi[0], mi[1]),
+        if len(mi) < 4:
+            raise DamagedEntry(f"matrixInstruction {mi} has no block count")
+        # the .dat has no MIBlock: a multi-block instruction is read with its blocks along M, the one
+        # layout the writer builds (asm/gemm/plan.MULTI_BLOCK_ALONG_M); the argument words do not depend on it
+        raw["MIWaveTile"], raw["MIWaveGroup"] = _wave_split((macro[0], macro[1]), (mi[0] * mi[3], mi[1]),
                                                             waves // max(workgroup[2], 1))
     try:
         sol = Solution.from_params(pt, Params.from_mapping(raw), arch, int(entry.get("index", 0)))

@@ -37,7 +37,7 @@ def column_offset(e: Emitter, t1: int) -> Reg | Special | int:
     if t1 == 0:
         return e.soff0
     assert r.soff_e is not None
-    e(e.isa.s_mul_i32(r.soff_e, r.arg("StrideE0"), t1 * e.plan.mfma.n * e.plan.e_bpe))
+    e(e.isa.s_mul_i32(r.soff_e, r.arg("StrideE0"), t1 * e.plan.block_n * e.plan.e_bpe))
     return r.soff_e
 
 
@@ -71,7 +71,7 @@ def store_full(e: Emitter, values: Reg, scratch: Reg, off_e: Reg, soff: Reg | Sp
                 lo, hi = out[2 * j], out[2 * j + 1]
                 e(isa.v_lshrrev_b32(lo, 16, lo), isa.v_and_b32(hi, 0xFFFF0000, hi), isa.v_or_b32(out[j], lo, hi))
             data = out[0:2]
-        offset = (t0 * plan.mfma.m + row) * bpe
+        offset = (t0 * plan.block_m + row) * bpe
         e(store(data, off_e, r.srd_e, soff, mods=_mods(e, offset)))
     # a store of more than 8 bytes must read its data before a VALU overwrites it
     e.nops(1)

@@ -87,7 +87,7 @@ def _quads(e: Emitter) -> list[int]:
 def _lane_coordinates(e: Emitter, w: Regs) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     v = r.vtmp
-    m, n = plan.mfma.m, plan.mfma.n
+    n = plan.mfma.n  # the lane's column is lane % n within its block
     wt0, wt1 = plan.wave_tile
     wg0 = plan.wave_group[0]
     lanes = plan.lanes
@@ -95,10 +95,10 @@ def _lane_coordinates(e: Emitter, w: Regs) -> None:
     e(isa.v_and_b32(v[1], lanes.wave - 1, r.tid))               # lane
     e(udiv_const(isa, v[2], v[0], wg0, v[3], v[4]))             # v2 = wave / wg0, v4 = wave % wg0
     e(udiv_const(isa, v[5], v[1], n, v[3], v[6]))               # v5 = lane / n, v6 = lane % n
-    e.v_mul_const(w.row, v[4], wt0 * m)
+    e.v_mul_const(w.row, v[4], wt0 * plan.block_m)
     e.v_mul_const(v[5], v[5], lanes.row_step)
     e(isa.v_add_u32(w.row, w.row, v[5]))
-    e.v_mul_const(w.col, v[2], wt1 * n)
+    e.v_mul_const(w.col, v[2], wt1 * plan.block_n)
     e(isa.v_add_u32(w.col, w.col, v[6]))
     bpe = plan.dest_bpe
     for off, name in ((w.off_d, "D"), (w.off_c, "C")):
@@ -120,7 +120,7 @@ def _column_offsets(e: Emitter, t1: int) -> tuple[Reg | Special | int, Reg | Spe
     isa, r, plan = e.isa, e.r, e.plan
     if t1 == 0:
         return e.soff0, e.soff0
-    cols = t1 * plan.mfma.n
+    cols = t1 * plan.block_n
     out = []
     for name, reg in (("D", r.stmp[4]), ("C", r.stmp[5])):
         e(isa.s_mul_i32(reg, r.arg(f"stride{name}0"), cols * plan.dest_bpe))
@@ -194,12 +194,12 @@ def _apply_along(e: Emitter, w: Regs, region: VectorRegion, dim: int, t0: int, t
     if dim == DIM_M:
         reads = {4: isa.ds_read_b128, 2: isa.ds_read_b64, 1: isa.ds_read_b32}
         for first, row, length in plan.lanes.row_runs:
-            offset = region.lds_offset + (t0 * plan.mfma.m + row) * 4
+            offset = region.lds_offset + (t0 * plan.block_m + row) * 4
             e(reads[length](w.c[first:first + length], w["lds_row"], mods=DS(offset=offset)))
         e.wait(lgkmcnt=0)
         e(op(w.values[i], w.c[i], w.values[i]) for i in range(cd))
     else:
-        offset = region.lds_offset + t1 * plan.mfma.n * 4
+        offset = region.lds_offset + t1 * plan.block_n * 4
         e(isa.ds_read_b32(w.c[0], w["lds_col"], mods=DS(offset=offset)))
         e.wait(lgkmcnt=0)
         e(op(w.values[i], w.c[0], w.values[i]) for i in range(cd))
@@ -268,7 +268,7 @@ def _full_block(e: Emitter, w: Regs, t0: int, t1: int, beta: bool, soff_d: Reg |
         load = {4: isa.buffer_load_dwordx4, 2: isa.buffer_load_dwordx2, 1: isa.buffer_load_dword}[bpe]
         per = 4 * bpe // 4
         for g, row in enumerate(quads):
-            offset = (t0 * plan.mfma.m + row) * bpe
+            offset = (t0 * plan.block_m + row) * bpe
             e(load(w.c[g * per:(g + 1) * per], w.off_c, r.srd_c, soff_c, mods=Buf(offen=True, offset=offset)))
         e.wait(vmcnt=0)
         c_regs: list[tuple[Reg, int]] = []
@@ -308,7 +308,7 @@ def _full_block(e: Emitter, w: Regs, t0: int, t1: int, beta: bool, soff_d: Reg |
     store = {4: isa.buffer_store_dwordx4, 2: isa.buffer_store_dwordx2, 1: isa.buffer_store_dword}[bpe]
     per = 4 * bpe // 4
     for g, row in enumerate(quads):
-        offset = (t0 * plan.mfma.m + row) * bpe
+        offset = (t0 * plan.block_m + row) * bpe
         e(store(out[g * per:(g + 1) * per], w.off_d, r.srd_d, soff_d, mods=_store_mods(e, offset)))
     if per > 2:
         # a store of more than 8 bytes must read its data before a VALU may overwrite it
@@ -323,12 +323,12 @@ def _edge_block(e: Emitter, w: Regs, t0: int, t1: int, beta: bool, soff_d: Reg |
     bpe = plan.dest_bpe
     wt1 = plan.wave_tile[1]
     base = (t0 * wt1 + t1) * cd
-    rows = [t0 * plan.mfma.m + row for row in plan.lanes.rows]
+    rows = [t0 * plan.block_m + row for row in plan.lanes.rows]
     # the lane's row limit (vtmp[1]): rows_left if the block's column is inside N, else nothing
     limit = r.vtmp[1]
     t = r.stmp
     e(isa.s_sub_u32(t[0], r.arg("SizesFree1"), r.tile1))
-    e(isa.s_sub_i32(t[0], t[0], t1 * plan.mfma.n))
+    e(isa.s_sub_i32(t[0], t[0], t1 * plan.block_n))
     e(isa.v_cmp_gt_i32(vcc, t[0], w.col))
     e(isa.v_cndmask_b32(limit, 0, w.rows_left, vcc))
     # addresses of the block column

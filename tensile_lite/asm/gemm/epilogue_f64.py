@@ -28,11 +28,11 @@ def _block(e: Emitter, w: Regs, t0: int, t1: int, beta: bool) -> None:
     words = plan.mfma.cd_regs
     soff_d, soff_c = _column_offsets(e, t1)
     base = (t0 * plan.wave_tile[1] + t1) * words
-    row = t0 * plan.mfma.m
+    row = t0 * plan.block_m
     # the lane's element is inside the problem when its column is below N and its row below M
     t = r.stmp
     e(isa.s_sub_u32(t[0], r.arg("SizesFree1"), r.tile1))
-    e(isa.s_sub_i32(t[0], t[0], t1 * plan.mfma.n))
+    e(isa.s_sub_i32(t[0], t[0], t1 * plan.block_n))
     e(isa.v_cmp_gt_i32(vcc, t[0], w.col))
     e(isa.v_cndmask_b32(r.vtmp[1], 0, w.rows_left, vcc))
     e(isa.v_cmp_lt_i32(vcc, row, r.vtmp[1]))

@@ -7,7 +7,8 @@ Inputs. Lane l feeds row (or column) l % M of its block. Its k values come in `r
 
     k = g * k_run + c * groups * k_run
 
-- CDNA MFMA (wave64): groups = 64 / M, one run (16x16x16 f16: lanes 16..31 hold k 4..7).
+- CDNA MFMA (wave64): groups = 64 / M, one run (16x16x16 f16: lanes 16..31 hold k 4..7); a
+  multi-block MFMA: one group, lane l of block l / M holding all K (4x4x4 with 16 blocks).
 - gfx11 WMMA (wave32): one group, one run of all 16 k; lanes 16..31 repeat lanes 0..15.
 - gfx12 WMMA (wave32): two groups; 16-bit inputs come in two runs of 4 (k 0-3 and 8-11 in lanes
   0..15, k 4-7 and 12-15 in lanes 16..31), 8-bit inputs in one run of 8.
@@ -66,7 +67,9 @@ def lane_layout(arch: Arch, mi: MatrixInstruction) -> LaneLayout:
     cd = mi.cd_regs
     if mi.kind == "mfma":
         groups = 64 // mi.n
-        return LaneLayout(64, 64 // mi.m, 1, 4, tuple(r % 4 + (r // 4) * 4 * groups for r in range(cd)), True)
+        # a multi-block instruction's lane groups are its blocks, each lane holding all K of its row
+        k_groups = 1 if mi.blocks > 1 else 64 // mi.m
+        return LaneLayout(64, k_groups, 1, 4, tuple(r % 4 + (r // 4) * 4 * groups for r in range(cd)), True)
     if "gfx11" in arch.tags:
         return LaneLayout(32, 1, 1, 1, tuple(2 * r for r in range(cd)), False)
     # gfx12: 16-bit inputs (4 registers) split in two runs, 8-bit ones (2 registers) in one

@@ -60,6 +60,11 @@ MAX_VECTOR_BYTES = 16
 MAX_LDS_BYTES = 65536
 
 
+# (M, blocks) of the multi-block MFMAs laid out with their blocks along M (MatrixInstBM = blocks): lane l
+# holds A row l and all K; D row 4 * (l / N) + the register's row (the single-block formula of lanes.py)
+MULTI_BLOCK_ALONG_M: frozenset[tuple[int, int]] = frozenset({(4, 16), (16, 4)})
+
+
 class Unsupported(Exception):
     """A solution the writer cannot build: `feature` ranks it in coverage, `detail` explains."""
 
@@ -219,6 +224,10 @@ class GemmPlan:
     lds_buffer_bytes: int = 0
     # the solution's LocalWritePerMfma (LDS write groups per MFMA in the main loop; <= 0: spread evenly)
     local_write_per_mfma: float = -1.0
+    # rows and columns of D one matrix instruction covers: M x N, or for a multi-block instruction its
+    # blocks laid along M (MatrixInstBM) and N (MatrixInstBN); the unit of the wave tile
+    block_m: int = 0
+    block_n: int = 0
 
     @property
     def steps(self) -> int:
@@ -457,12 +466,19 @@ def build_plan(sol: Solution, *, pack_narrow: bool = True) -> GemmPlan:
         raise Unsupported(f"MI:{mi.m}x{mi.n}x{mi.k}x{mi.b}", "accumulator layout not handled")
     if sol.wavefront_size != lanes.wave:
         raise Unsupported(f"wave{sol.wavefront_size}", f"{mfma.name} runs in wave{lanes.wave} here")
-    return _build(sol, arch, mfma, lanes, sol.mi_wave_group, sol.mi_wave_tile, formats, pack_narrow=pack_narrow)
+    if mi.b > 1 and (mi.bn != 1 or mi.bm != mi.b or (mfma.m, mfma.blocks) not in MULTI_BLOCK_ALONG_M):
+        # the lanes' A rows and D rows follow block after block down M (spec/matrix_instructions.md
+        # §3.1/§3.2) for these forms, whose blocks are lane groups of one k run each
+        raise Unsupported("MI multi-block along N" if mi.bn != 1 else "MI multi-block",
+                          f"{mfma.name} with MIBlock {mi.bm}x{mi.bn}: only all {mfma.blocks} blocks of "
+                          f"{lanes.wave // mfma.blocks} lanes along M are laid out")
+    return _build(sol, arch, mfma, lanes, sol.mi_wave_group, sol.mi_wave_tile, formats, pack_narrow=pack_narrow,
+                  blocks=(mi.bm, mi.bn))
 
 
 def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout, wave_group: tuple[int, int],
            wave_tile: tuple[int, int], formats: tuple[tuple[DataType, str, str], ...], *,
-           pack_narrow: bool = True) -> GemmPlan:
+           pack_narrow: bool = True, blocks: tuple[int, int] = (1, 1)) -> GemmPlan:
     """The plan from the instruction, lanes and wave tiling (of an MFMA/WMMA or of a MAC kernel)."""
     pt = sol.problem_type
     mac = mfma.kind == MAC
@@ -479,8 +495,8 @@ def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout
     operands = []
     lds_base = 0
     for (name, tile, tlu, grvw, mi_size, wt, wg), (mem_type, mem_fmt, mfma_fmt) in zip((
-            ("A", mt0, pt.tlu_a, sol.global_read_vector_width_a, mfma.m, wave_tile[0], wave_group[0]),
-            ("B", mt1, pt.tlu_b, sol.global_read_vector_width_b, mfma.n, wave_tile[1], wave_group[1])),
+            ("A", mt0, pt.tlu_a, sol.global_read_vector_width_a, mfma.m * blocks[0], wave_tile[0], wave_group[0]),
+            ("B", mt1, pt.tlu_b, sol.global_read_vector_width_b, mfma.n * blocks[1], wave_tile[1], wave_group[1])),
             formats, strict=True):
         k_contiguous = not tlu
         bpe = mem_type.num_bytes
@@ -548,4 +564,5 @@ def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout
                     args=argument_plan(sol), lanes=lanes, e_type=pt.e_type, lsu=lsu,
                     split_k=SINGLE_KERNEL if splits_in_kernel(sol) else MULTIPLE_BUFFER if splits_for_conversion(sol) else "",
                     xf32_split=emulated, lds_buffers=buffers, lds_buffer_bytes=tiles_bytes,
-                    local_write_per_mfma=_float_or(sol.tuning("LocalWritePerMfma"), -1.0))
+                    local_write_per_mfma=_float_or(sol.tuning("LocalWritePerMfma"), -1.0),
+                    block_m=mfma.m * blocks[0], block_n=mfma.n * blocks[1])

@@ -250,17 +250,17 @@ def _lane_coordinates(e: Emitter, w: _Lane) -> None:
     the rows of M left below its first row."""
     isa, r, plan = e.isa, e.r, e.plan
     v = r.vtmp
-    m, n = plan.mfma.m, plan.mfma.n
+    n = plan.mfma.n  # the lane's column is lane % n within its block
     wt0, wt1 = plan.wave_tile
     wg0 = plan.wave_group[0]
     lanes = plan.lanes
     e(isa.v_lshrrev_b32(v[0], lanes.wave_shift, r.tid), isa.v_and_b32(v[1], lanes.wave - 1, r.tid))
     e(udiv_const(isa, v[2], v[0], wg0, v[3], v[4]))             # v2 = wave / wg0, v4 = wave % wg0
     e(udiv_const(isa, v[5], v[1], n, v[3], v[6]))               # v5 = lane / n, v6 = lane % n
-    e.v_mul_const(w.row, v[4], wt0 * m)
+    e.v_mul_const(w.row, v[4], wt0 * plan.block_m)
     e.v_mul_const(v[5], v[5], lanes.row_step)
     e(isa.v_add_u32(w.row, w.row, v[5]))
-    e.v_mul_const(w.col, v[2], wt1 * n)
+    e.v_mul_const(w.col, v[2], wt1 * plan.block_n)
     e(isa.v_add_u32(w.col, w.col, v[6]))
     e(isa.v_mul_lo_u32(v[0], w.col, r.arg("strideD0")), isa.v_add_u32(v[0], v[0], w.row))
     e(isa.v_lshlrev_b32(w.offset, 2, v[0]))
@@ -275,16 +275,16 @@ def _block_column(e: Emitter, w: _Lane, t1: int, soff: Reg) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     vcc = plan.arch.vcc
     t = r.stmp
-    e(isa.s_mul_i32(soff, r.arg("strideD0"), t1 * plan.mfma.n * 4))
+    e(isa.s_mul_i32(soff, r.arg("strideD0"), t1 * plan.block_n * 4))
     e(isa.s_sub_u32(t[0], r.arg("SizesFree1"), r.tile1))
-    e(isa.s_sub_i32(t[0], t[0], t1 * plan.mfma.n))
+    e(isa.s_sub_i32(t[0], t[0], t1 * plan.block_n))
     e(isa.v_cmp_gt_i32(vcc, t[0], w.col))
     e(isa.v_cndmask_b32(w.limit, 0, w.rows_left, vcc))
 
 
 def _block_rows(e: Emitter, t0: int) -> list[int]:
     plan = e.plan
-    return [t0 * plan.mfma.m + row for row in plan.lanes.rows]
+    return [t0 * plan.block_m + row for row in plan.lanes.rows]
 
 
 def _transfer(e: Emitter, w: _Lane, srd: Reg, regs: Reg, t0: int, soff: Reg, edge: bool, store: bool) -> None:
@@ -295,7 +295,7 @@ def _transfer(e: Emitter, w: _Lane, srd: Reg, regs: Reg, t0: int, soff: Reg, edg
     if not edge:
         op = isa.buffer_store_dwordx4 if store else isa.buffer_load_dwordx4
         for q, row in enumerate(_quads(e)):
-            mods = _mods(e, (t0 * plan.mfma.m + row) * 4, store)
+            mods = _mods(e, (t0 * plan.block_m + row) * 4, store)
             e(op(regs[4 * q:4 * q + 4], w.offset, srd, soff, mods=mods))
         return
     e(isa.v_add_u32(w.addr, soff, w.offset))

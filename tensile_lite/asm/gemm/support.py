@@ -205,9 +205,8 @@ def _solution_reasons(sol: Solution) -> list[str]:
             out.append("non-MFMA kernel with LocalSplitU")
         if sol.problem_type.output_amax_d:
             out.append("non-MFMA kernel with AmaxD")
-    elif mi.b != 1:
-        out.append("MI multi-block")
-    elif (mi.m, mi.n) not in ((16, 16), (32, 32)):
+    elif mi.b == 1 and (mi.m, mi.n) not in ((16, 16), (32, 32)):
+        # multi-block forms: the plan says which block layouts it lays out (plan.MULTI_BLOCK_ALONG_M)
         out.append(f"MI:{mi.m}x{mi.n}")
     if sol.runtime.global_split_u != 1 and not splits_k(sol):
         # SingleBuffer needs the runtime's beta-only kernel and atomics; MultipleBufferSingleKernel
