@@ -3,9 +3,10 @@
     python -m benchmarks run kernel-perf-gfx942
 
 Builds the gfx942 dev-set library with hipBLASLt's argv, runs compare.py on it beside upstream's library for
-the same files (`../shared/reference/upstream-lib/gfx942`), with our LDS bank conflicts replayed from the
-writer's plan (`--ours-logic`), and records the geometric means of ours/upstream (all pairs, large tiles,
-TN, NN, NT; schedule only `sim` and with bank conflicts `sim_banks`) and the ten slowest pairs.
+the same files (`../shared/reference/upstream-lib/gfx942`), with our LDS bank conflicts measured on our
+emulator (`--emu-lds`; `TL_KPERF_LDS=replay` replays them from the writer's plan instead), and records the
+geometric means of ours/upstream (all pairs, large tiles, TN, NN, NT; schedule only `sim` and with bank
+conflicts `sim_banks`) and the ten slowest pairs.
 `TL_KPERF_OURS_LIB=DIR` reuses an already built library folder instead of building one (for iterating).
 """
 
@@ -79,12 +80,23 @@ def summarise(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"geomean": means, "pairs": counts, "worst_ten": worst}
 
 
+def lds_mode() -> str:
+    """How our LDS bank conflicts are measured: "emu" (default: per-lane addresses traced while our emulator
+    runs each kernel, whatever layout the writer chose) or "replay" (TL_KPERF_LDS=replay: lds_banks.py's
+    replay of the plan, minutes instead of an hour, but it models only K-contiguous and transposed rows,
+    not the stored-as-loaded k_rows operands)."""
+    return "replay" if os.environ.get("TL_KPERF_LDS") == "replay" else "emu"
+
+
 def compare(ours_lib: Path, logic: Sequence[Path], out_json: Path) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, str(tool_dir() / "compare.py"), "--ours-lib", str(ours_lib),
            "--upstream-lib", str(upstream_lib()), "--json", str(out_json)]
-    for path in logic:
-        cmd += ["--ours-logic", str(path)]
-    # the replay imports tensile_lite: this checkout's
+    if lds_mode() == "emu":
+        cmd.append("--emu-lds")
+    else:
+        for path in logic:
+            cmd += ["--ours-logic", str(path)]
+    # the emulator and the replay import tensile_lite: this checkout's
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (str(_REPO), os.environ.get("PYTHONPATH")))))
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
@@ -122,6 +134,7 @@ def scenario_kernel_perf(ctx: Context) -> dict[str, Any]:
             metrics[f"{key} {group}"] = value
     return {"metrics": metrics, "runs": runs,
             "details": {"ours_lib": str(ours) if reuse else "built", "large_tile": f"MT0*MT1 >= {LARGE_TILE}",
+                        "lds_conflicts": lds_mode(),
                         **summary}}
 
 
