@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 import pytest
 
 from tensile_lite.asm.gemm import unsupported_reasons
@@ -10,6 +11,7 @@ from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
 from tensile_lite.emu import Emulator
 from tensile_lite.errors import ToolchainError
 from tensile_lite.model import Solution
+from tensile_lite.verify.runtime_view import from_model
 from tests.gemm import harness
 
 
@@ -40,6 +42,10 @@ def build(toolchain: Toolchain, kernel_dir: Path) -> Callable[[Solution], tuple[
         if key not in made:
             built = harness.build(arch_toolchain(toolchain, sol.arch), sol, kernel_dir)
             made[key] = (built, harness.emulator_for(built))
-        return made[key]
+            return made[key]
+        # one kernel serves every value of the runtime's arguments (WGM, StaggerU, GSU...): the call is
+        # made with what this solution tells the runtime, not with what the first one did
+        built, emu = made[key]
+        return attrs.evolve(built, solution=sol, runtime=from_model(sol)), emu
 
     return get

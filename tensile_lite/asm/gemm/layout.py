@@ -53,6 +53,7 @@ class RegisterMap:
     counter: Reg                # index of the tile being loaded
     k_bound: Reg                # K elements left from the tile being loaded
     edge: Reg                   # non-zero: the output tile crosses M or N
+    stagger_wrap: Reg           # the load that wraps back to tile 0 under StaggerU, 0 for none (stagger.py)
     stmp: Reg                   # scalar scratch (7)
     mask: Reg                   # a lane mask (SGPR pair) for guards
     srd_c: Reg
@@ -123,7 +124,7 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
     for n in ("A", "B", "C", "D"):
         srds[n] = regs.s.alloc(4, align=4, name=f"srd{n}")
     scal = {k: regs.s.alloc(1, name=k) for k in (
-        "tile0", "tile1", "iters", "full", "counter", "kbound", "edge", "incA", "incB", "strideA",
+        "tile0", "tile1", "iters", "full", "counter", "kbound", "edge", "wrap", "incA", "incB", "strideA",
         "strideB", "fbA", "fbB", "guardA", "guardB")}
     # scratch before the mask pair: wide SGPR tuples start at multiples of 4, pairs fill the gap
     stmp = regs.s.alloc(7, align=4, name="stmp")
@@ -182,7 +183,8 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
     return RegisterMap(
         kernarg=kernarg, workgroup_id=wgid, args=args, arg_layout=layout, tile0=scal["tile0"],
         tile1=scal["tile1"], batch=batch, iters=scal["iters"], full_iters=scal["full"],
-        counter=scal["counter"], k_bound=scal["kbound"], edge=scal["edge"], stmp=stmp, mask=mask,
+        counter=scal["counter"], k_bound=scal["kbound"], edge=scal["edge"],
+        stagger_wrap=scal["wrap"], stmp=stmp, mask=mask,
         srd_c=srds["C"], srd_d=srds["D"], a=operand_regs("A", va, tile_a, mfma_a, plan.a, packs[0]),
         b=operand_regs("B", vb, tile_b, mfma_b, plan.b, packs[1]), tid=tid, oob=oob, vtmp=vtmp,
         epilogue=block[0:epilogue_registers(plan)], acc=acc, counts=regs.counts(), preload=preloaded,

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tensile_lite.asm.arch import LDS, LOAD, SMEM
-from tensile_lite.asm.gemm import xf32_split
+from tensile_lite.asm.gemm import stagger, xf32_split
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.global_read import advance, load_tile, set_k_bound, vector_load
 from tensile_lite.asm.gemm.local_read import pack_step, read_step
@@ -213,8 +213,7 @@ def _body(e: Emitter, out: Outstanding, groups: Sequence[Group] | None) -> None:
     e.label(no_write)
     out.forget(LDS)
     e(isa.s_cmp_lt_u32(r.counter, r.iters), isa.s_cbranch_scc0(no_load))
-    advance(e, r.a)
-    advance(e, r.b)
+    stagger.advance(e)
     set_k_bound(e)
     load_tile(e, plan.a, r.a)
     load_tile(e, plan.b, r.b)
@@ -262,9 +261,8 @@ def _first_load(e: Emitter, end: Label) -> None:
 
 
 def _next_load(e: Emitter) -> None:
-    """The next tile's global loads (the pointers advanced one DepthU first)."""
-    advance(e, e.r.a)
-    advance(e, e.r.b)
+    """The next tile's global loads (the pointers moved to its tile first: stagger.advance)."""
+    stagger.advance(e)
     set_k_bound(e)
     _load_tiles(e)
 
@@ -331,11 +329,14 @@ def summation(e: Emitter) -> None:
     e(_reads(e, 0))
     groups = _groups(e)
 
-    # counter: the tile this iteration loads (t + 2); fast while that is a full, unguarded tile
+    # counter: the load this iteration issues (t + 2); fast while that is a full, unguarded tile one
+    # past the previous
     e.label(loop)
     e(isa.s_add_u32(r.counter, r.counter, 1))
     e(isa.s_cmp_lt_u32(r.counter, r.full_iters), isa.s_cbranch_scc0(slow))
     e(isa.s_or_b32(r.stmp[0], r.a.guard, r.b.guard), isa.s_cbranch_scc1(slow))
+    # the load that wraps back to tile 0 under StaggerU moves the resources backwards (stagger.py)
+    e(isa.s_cmp_eq_u32(r.counter, r.stagger_wrap), isa.s_cbranch_scc1(slow))
     advance(e, r.a)
     advance(e, r.b)
     fast = _steady_state(e, groups)

@@ -7,14 +7,15 @@ split-K kernels, splitk.py), derives the loop counts
 (alpha == 0 and K == 0 run no iteration), and sets up every address: buffer resources of A, B, C,
 D at this workgroup's tile, and each thread's global-read, LDS-write and LDS-read addresses.
 
-The runtime arguments WorkGroupMapping, WGMXCC and StaggerU only reorder tiles or the summation
-for speed; this kernel ignores them, covering every tile exactly once in row-major order.
+The tile order is the runtime's: WorkGroupMappingXCC and WorkGroupMapping from the header's
+internalArgs1 (wgm.py); the summation starts at the DepthU tile StaggerU in internalArgs0 says
+(stagger.py).
 """
 
 from __future__ import annotations
 
 from tensile_lite.asm.arith import add64, mul32x32_64, udiv_const, udiv_scalar
-from tensile_lite.asm.gemm import splitk
+from tensile_lite.asm.gemm import splitk, stagger, wgm
 from tensile_lite.asm.gemm.abi import HEADER_BYTES
 from tensile_lite.asm.gemm.emit import OUT_OF_BOUNDS, Emitter
 from tensile_lite.asm.gemm.grid import TTMP9, flatten_3d_grid
@@ -22,8 +23,13 @@ from tensile_lite.asm.gemm.layout import OperandRegs
 from tensile_lite.asm.gemm.plan import OperandPlan
 from tensile_lite.asm.operands import Reg
 
-_LOAD_WIDTHS = ((16, "s_load_dwordx16"), (8, "s_load_dwordx8"), (4, "s_load_dwordx4"),
-                (2, "s_load_dwordx2"), (1, "s_load_dword"))
+_LOAD_WIDTHS = (
+    (16, "s_load_dwordx16"),
+    (8, "s_load_dwordx8"),
+    (4, "s_load_dwordx4"),
+    (2, "s_load_dwordx2"),
+    (1, "s_load_dword"),
+)
 
 
 def _load_block(e: Emitter, first: int, count: int, base: Reg, offset: int) -> None:
@@ -34,7 +40,7 @@ def _load_block(e: Emitter, first: int, count: int, base: Reg, offset: int) -> N
     while pos < end:
         for width, name in _LOAD_WIDTHS:
             if width <= end - pos and pos % min(width, 4) == 0:
-                e(e.isa.op(name)(r.args[pos:pos + width], base, offset + (pos - first) * 4))
+                e(e.isa.op(name)(r.args[pos : pos + width], base, offset + (pos - first) * 4))
                 pos += width
                 break
 
@@ -57,7 +63,7 @@ def _find_gemm(e: Emitter) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     t = r.stmp
     count, stride, index, accum, tiles, tmp, q = t[0], t[1], t[2], t[3], t[4], t[5], t[6]
-    cur = r.mask   # the current record's address
+    cur = r.mask  # the current record's address
     header = r.args[0]
     user = e.new_label("UserArgs")
     found = e.new_label("GemmFound")
@@ -85,7 +91,11 @@ def _find_gemm(e: Emitter) -> None:
         e(isa.s_mul_i32(tiles, tiles, r.arg("SizesFree2")))
     if r.split_k is not None:
         # the host launches GSU workgroups per tile (the header's GSU, whatever the argType)
-        e(isa.s_and_b32(q, r.args[1], splitk.GSU_MASK), isa.s_max_u32(q, q, 1), isa.s_mul_i32(tiles, tiles, q))
+        e(
+            isa.s_and_b32(q, r.args[1], splitk.GSU_MASK),
+            isa.s_max_u32(q, q, 1),
+            isa.s_mul_i32(tiles, tiles, q),
+        )
     e(isa.s_add_u32(accum, accum, tiles))
     e(isa.s_cmp_lt_u32(r.workgroup_id, accum), isa.s_cbranch_scc1(found))
     e(isa.s_add_u32(cur[0], cur[0], stride), isa.s_addc_u32(cur[1], cur[1], 0))
@@ -121,6 +131,9 @@ def load_arguments(e: Emitter) -> None:
     if have < 4:
         _load_block(e, have, 4 - have, r.kernarg, 4 * have)
         e.wait(lgkmcnt=0)
+    if e.plan.arch.workgroup_id_source != "ttmp":
+        # on the launch's flat id, before a grouped launch finds its GEMM (gfx12's ids are 3-D: none)
+        wgm.xcc_remap(e, r.stmp[0:5])
     e(isa.s_lshr_b32(r.stmp[0], r.args[0], 30), isa.s_cmp_eq_u32(r.stmp[0], 0), isa.s_cbranch_scc0(grouped))
     if r.gemm_index is not None:
         e(isa.s_mov_b32(r.gemm_index, 0))
@@ -162,8 +175,9 @@ def map_workgroup(e: Emitter) -> None:
         e(isa.s_mov_b32(r.batch, 0), isa.s_mov_b32(rem, r.workgroup_id))
         e(isa.s_cmp_lt_u32(rem, tiles))
         _end_if(e, "s_cbranch_scc1")
-    # wg1 = rem / nwg0, wg0 = rem % nwg0
+    # wg1 = rem / nwg0, wg0 = rem % nwg0, then the runtime's WorkGroupMapping order
     e(udiv_scalar(isa, r.tile1, r.tile0, rem, nwg0, vt))
+    wgm.swizzle(e, r.tile0, r.tile1, nwg0, nwg1, t[2:6])
     e.s_mul_const(r.tile0, r.tile0, mt0)
     e.s_mul_const(r.tile1, r.tile1, mt1)
 
@@ -354,7 +368,7 @@ def thread_addresses(e: Emitter, op: OperandPlan, o: OperandRegs) -> None:
         e(udiv_const(isa, v[1], v[0], wg0, v[2], v[3]))  # v3 = wave % wg0
         wave_f = v[3]
     else:
-        e(udiv_const(isa, v[1], v[0], wg0, v[2]))       # v1 = wave / wg0
+        e(udiv_const(isa, v[1], v[0], wg0, v[2]))  # v1 = wave / wg0
         wave_f = v[1]
     e.v_mul_const(v[4], wave_f, op.wave_tile * op.mi_size)
     e(isa.v_and_b32(v[5], lanes.wave - 1, tid))  # lane
@@ -397,7 +411,7 @@ def setup(e: Emitter) -> None:
         if split_k:
             splitk.shift_operand(e, o)
         thread_addresses(e, op, o)
+    stagger.start(e)
     output_resources(e)
     if split_k:
         splitk.output_resources(e)
-

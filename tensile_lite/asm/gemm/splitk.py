@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tensile_lite.asm.arith import add64, mul32x32_64, udiv_const, udiv_scalar
-from tensile_lite.asm.gemm import lsu
+from tensile_lite.asm.gemm import lsu, wgm
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.grid import flatten_3d_grid
 from tensile_lite.asm.gemm.layout import OperandRegs
@@ -132,6 +132,9 @@ def map_workgroup(e: Emitter) -> None:
     e(isa.s_mul_i32(counter, r.batch, tiles), isa.s_mul_i32(tmp, r.tile1, nwg0))
     e(isa.s_add_u32(counter, counter, tmp), isa.s_add_u32(counter, counter, r.tile0))
     e(isa.s_lshl_b32(counter, counter, 2))
+    # the runtime's WorkGroupMapping order (every slice of a tile moves with it: the counter is the
+    # tile's own, whatever order the tiles run in)
+    wgm.swizzle(e, r.tile0, r.tile1, nwg0, nwg1, t[2:6])
     # user arguments have no workspace: slice 0 does the whole GEMM, the others end
     e(isa.s_lshr_b32(tmp, r.args[0], 30), isa.s_cmp_eq_u32(tmp, ARG_TYPE_USER))
     unsplit = e.new_label("GsuUnsplit")
@@ -225,6 +228,7 @@ def _slice_bytes(e: Emitter, dst: Reg) -> None:
 
 # ---- epilogue side ---------------------------------------------------------------------------
 
+
 def _quads(e: Emitter) -> list[int]:
     runs = e.plan.lanes.row_runs
     assert all(length == 4 for _, _, length in runs)
@@ -239,9 +243,9 @@ class _Lane:
         cd = e.plan.mfma.cd_regs
         blk = e.r.epilogue
         self.row, self.col, self.offset = blk[0], blk[1], blk[2]
-        self.values = blk[4:4 + cd]
-        self.loaded = blk[4 + cd:4 + 2 * cd]
-        rest = blk[4 + 2 * cd:]
+        self.values = blk[4 : 4 + cd]
+        self.loaded = blk[4 + cd : 4 + 2 * cd]
+        rest = blk[4 + 2 * cd :]
         self.rows_left, self.limit, self.addr, self.t = rest[0], rest[1], rest[2], rest[3]
 
 
@@ -255,8 +259,8 @@ def _lane_coordinates(e: Emitter, w: _Lane) -> None:
     wg0 = plan.wave_group[0]
     lanes = plan.lanes
     e(isa.v_lshrrev_b32(v[0], lanes.wave_shift, r.tid), isa.v_and_b32(v[1], lanes.wave - 1, r.tid))
-    e(udiv_const(isa, v[2], v[0], wg0, v[3], v[4]))             # v2 = wave / wg0, v4 = wave % wg0
-    e(udiv_const(isa, v[5], v[1], n, v[3], v[6]))               # v5 = lane / n, v6 = lane % n
+    e(udiv_const(isa, v[2], v[0], wg0, v[3], v[4]))  # v2 = wave / wg0, v4 = wave % wg0
+    e(udiv_const(isa, v[5], v[1], n, v[3], v[6]))  # v5 = lane / n, v6 = lane % n
     e.v_mul_const(w.row, v[4], wt0 * plan.block_m)
     e.v_mul_const(v[5], v[5], lanes.row_step)
     e(isa.v_add_u32(w.row, w.row, v[5]))
@@ -296,7 +300,7 @@ def _transfer(e: Emitter, w: _Lane, srd: Reg, regs: Reg, t0: int, soff: Reg, edg
         op = isa.buffer_store_dwordx4 if store else isa.buffer_load_dwordx4
         for q, row in enumerate(_quads(e)):
             mods = _mods(e, (t0 * plan.block_m + row) * 4, store)
-            e(op(regs[4 * q:4 * q + 4], w.offset, srd, soff, mods=mods))
+            e(op(regs[4 * q : 4 * q + 4], w.offset, srd, soff, mods=mods))
         return
     e(isa.v_add_u32(w.addr, soff, w.offset))
     op = isa.buffer_store_dword if store else isa.buffer_load_dword
@@ -385,8 +389,12 @@ def _arrive(e: Emitter) -> None:
     e.wait(vmcnt=0)
     # the counter's resource in t[0:4] (the Synchronizer from its base, no bound needed beyond it)
     sync = r.arg("Synchronizer")
-    e(isa.s_mov_b32(t[0], sync[0]), isa.s_mov_b32(t[1], sync[1]), isa.s_mov_b32(t[2], 0xFFFFFFFF),
-      isa.s_mov_b32(t[3], plan.arch.srd_word3))
+    e(
+        isa.s_mov_b32(t[0], sync[0]),
+        isa.s_mov_b32(t[1], sync[1]),
+        isa.s_mov_b32(t[2], 0xFFFFFFFF),
+        isa.s_mov_b32(t[3], plan.arch.srd_word3),
+    )
     e(isa.s_sub_u32(t[4], gsu, 1), isa.v_mov_b32(v[1], t[4]), isa.v_mov_b32(v[0], counter))
     e(isa.buffer_atomic_dec(v[1], v[0], t[0:4], 0, mods=Buf(offen=True, cache=atomic)))
     e.wait(vmcnt=0)

@@ -54,28 +54,42 @@ from tensile_lite.targets import TARGETS
 
 # The targets the writer builds for, with the wave size it builds (MFMA wave64 on CDNA, WMMA wave32
 # on RDNA, as hipBLASLt runs them); gfx940/941 assemble with an older LLVM (find_toolchain_for).
-_WAVE: Mapping[str, int] = MappingProxyType({g: t.wavefront_size for g, t in TARGETS.items() if t.gemm_writer})
+_WAVE: Mapping[str, int] = MappingProxyType(
+    {g: t.wavefront_size for g, t in TARGETS.items() if t.gemm_writer}
+)
 # The 8-bit float DataTypes (F8, B8 and the pairs F8B8, B8F8) and the single formats among them
 _F8_TYPES = tuple(dt for dt in DataType if dt.is_8bit_float)
 _F8_SINGLE = tuple(dt for dt in _F8_TYPES if dt.operand_types == (dt, dt))
 # (DataType, D type, compute type) the writer builds, A and B both of DataType: the v1 family, and
 # the 8-bit floats (gfx94x FNUZ, gfx950 OCP; fp8/bf8 MFMAs with f32 accumulation) to f32, f16,
 # bf16 or (saturated) fp8/bf8
-TYPES: frozenset[tuple[DataType, DataType, DataType]] = frozenset({
-    (DataType.H, DataType.H, DataType.S), (DataType.H, DataType.S, DataType.S),
-    (DataType.B, DataType.B, DataType.S), (DataType.B, DataType.S, DataType.S),
-    (DataType.S, DataType.S, DataType.S),
-    *((f8, dest, DataType.S) for f8 in _F8_TYPES for dest in (DataType.S, DataType.H, DataType.B, *_F8_SINGLE)),
-    # int8 inputs, i32 accumulation and epilogue, i32 or (saturated) int8 D
-    (DataType.I8, DataType.I, DataType.I), (DataType.I8, DataType.I8, DataType.I),
-})
+TYPES: frozenset[tuple[DataType, DataType, DataType]] = frozenset(
+    {
+        (DataType.H, DataType.H, DataType.S),
+        (DataType.H, DataType.S, DataType.S),
+        (DataType.B, DataType.B, DataType.S),
+        (DataType.B, DataType.S, DataType.S),
+        (DataType.S, DataType.S, DataType.S),
+        *(
+            (f8, dest, DataType.S)
+            for f8 in _F8_TYPES
+            for dest in (DataType.S, DataType.H, DataType.B, *_F8_SINGLE)
+        ),
+        # int8 inputs, i32 accumulation and epilogue, i32 or (saturated) int8 D
+        (DataType.I8, DataType.I, DataType.I),
+        (DataType.I8, DataType.I8, DataType.I),
+    }
+)
 # The types of the MAC (non-matrix) kernels: A, B, D and compute all of one of these (mac.py)
 MAC_TYPES: frozenset[DataType] = frozenset({DataType.S, DataType.D})
 # Mixed inputs (A type, B type, D type) with DataType H: the 8-bit operand is widened to f16
 # after the global read and multiplied by the f16 MFMAs (HF8 / F8H and their bf8 forms).
 MIXED_TYPES: frozenset[tuple[DataType, DataType, DataType]] = frozenset(
-    (*pair, dest) for f8 in _F8_SINGLE for pair in ((DataType.H, f8), (f8, DataType.H))
-    for dest in (DataType.H, DataType.S))
+    (*pair, dest)
+    for f8 in _F8_SINGLE
+    for pair in ((DataType.H, f8), (f8, DataType.H))
+    for dest in (DataType.H, DataType.S)
+)
 
 # Tuning parameters that must hold one value for the writer to build the solution: what the
 # writer implements. Everything not listed (PrefetchGlobalRead, PrefetchLocalRead, LdsPad*,
@@ -117,12 +131,17 @@ def _dtype_reason(sol: Solution) -> str | None:
         return encoding
     if sol.matrix_instruction is None:
         # MAC kernels (mac.py): f32 or f64 throughout, no HighPrecisionAccumulate to honour
-        if (pt.a_type, pt.b_type, pt.dest_type, pt.compute_type) == (pt.data_type,) * 4 and pt.data_type in MAC_TYPES:
+        if (pt.a_type, pt.b_type, pt.dest_type, pt.compute_type) == (
+            pt.data_type,
+        ) * 4 and pt.data_type in MAC_TYPES:
             return None
         return f"non-MFMA kernel dtype:{pt.a_type.letter}{pt.b_type.letter}/{pt.dest_type.letter}/{pt.compute_type.letter}"
     if pt.a_type is not pt.data_type or pt.b_type is not pt.data_type:
-        if (pt.data_type is not DataType.H or pt.compute_type is not DataType.S
-                or (pt.a_type, pt.b_type, pt.dest_type) not in MIXED_TYPES):
+        if (
+            pt.data_type is not DataType.H
+            or pt.compute_type is not DataType.S
+            or (pt.a_type, pt.b_type, pt.dest_type) not in MIXED_TYPES
+        ):
             return f"dtype:{pt.a_type.letter}{pt.b_type.letter}/{pt.dest_type.letter} mixed inputs"
     elif (pt.data_type, pt.dest_type, pt.compute_type) not in TYPES:
         return f"dtype:{pt.data_type.letter}/{pt.dest_type.letter}/{pt.compute_type.letter}"
@@ -330,10 +349,10 @@ def _overflow_feature(message: str) -> str:
 
 def runtime_overrides_read(sol: Solution) -> dict[str, bool]:
     """Which runtime overrides in the argument header our kernels act on. MultipleBufferSingleKernel
-    kernels take the GSU from the header (any value, splitk.py); the others run GSU 1. All map
-    workgroups in order (WorkGroupMapping and StaggerU only reorder work, so ignoring them is exact);
-    the library declares the rest unsupported so the runtime never sends a value a kernel would ignore.
+    kernels take the GSU from the header (any value, splitk.py); the others run GSU 1. Every kernel
+    orders its tiles by the header's WorkGroupMapping and WGMXCC (wgm.py) and starts its summation where
+    the header's StaggerU fields say (stagger.py).
     A custom kernel reads what its own custom.config says (merged into the solution), so nothing is taken away."""
     if sol.is_custom:
         return {"gsu": True, "wgm": True, "staggerU": True}
-    return {"gsu": splits_k(sol), "wgm": False, "staggerU": False}
+    return {"gsu": splits_k(sol), "wgm": True, "staggerU": True}

@@ -13,7 +13,7 @@ name and the code object version: labels are numbered, registers laid out determ
 Header contract (spec/kernel_anatomy.md §1.5, epilogue_semantics.md §4): argType 0 takes the
 arguments inline, whatever gemm_count says; argType 1 and 2 are grouped launches whose workgroups
 find their GEMM in the library's table or in hipBLASLt's user arguments (setup.load_arguments).
-WorkGroupMapping and StaggerU are runtime choices the kernel implements as row-major / no stagger;
+WorkGroupMapping and WGMXCC order the tiles as the header says (wgm.py), StaggerU the K tiles (stagger.py);
 GSU is read from the header by MultipleBufferSingleKernel kernels (splitk.py) and is 1 for the others
 (the library declares what each kernel honours: support.runtime_overrides_read).
 """
@@ -56,27 +56,39 @@ def _workgroup_ids(plan: GemmPlan) -> tuple[bool, bool, bool]:
     return (True, ttmp, ttmp)
 
 
-def generate(sol: Solution, name: str | None = None, *, code_object_version: int = 4,
-             decision: Decision | None = None) -> str:
+def generate(
+    sol: Solution, name: str | None = None, *, code_object_version: int = 4, decision: Decision | None = None
+) -> str:
     """The kernel's assembly text; a BuildError naming the solution if the writer cannot build it.
     `decision` is `support.decide(sol)` when the caller already has it (it is not made again)."""
     if decision is None:
         decision = decide(sol)
     if isinstance(decision, Rejected):
-        raise BuildError("the GEMM writer does not support " + "; ".join(decision.details),
-                         Where(solution_index=sol.index, solution_name=sol.name or None))
+        raise BuildError(
+            "the GEMM writer does not support " + "; ".join(decision.details),
+            Where(solution_index=sol.index, solution_name=sol.name or None),
+        )
     if isinstance(decision, CustomBuild):
-        raise BuildError(f"custom kernel {sol.custom_kernel_name}: its own file is its text, the GEMM writer "
-                         "writes none (custom.CustomKernel)", Where(solution_index=sol.index,
-                                                                     solution_name=sol.name or None))
+        raise BuildError(
+            f"custom kernel {sol.custom_kernel_name}: its own file is its text, the GEMM writer "
+            "writes none (custom.CustomKernel)",
+            Where(solution_index=sol.index, solution_name=sol.name or None),
+        )
     name = name or kernel_name(sol)
     plan, layout, preload = decision.plan, decision.layout, decision.preload
     regs = build_register_map(plan, name, layout, preload=preload)
     spec = KernelSpec(
-        name=name, arch=plan.arch, wavefront_size=plan.lanes.wave, arguments=tuple(p.argument for p in layout.arguments),
-        workgroup_size=plan.num_threads, lds_bytes=plan.lds_bytes, workgroup_ids=_workgroup_ids(plan),
-        code_object_version=code_object_version, kernarg_preload=preload,
-        extra_metadata={"custom.config": {"InternalSupportParams": {"KernArgsVersion": KERN_ARGS_VERSION}}})
+        name=name,
+        arch=plan.arch,
+        wavefront_size=plan.lanes.wave,
+        arguments=tuple(p.argument for p in layout.arguments),
+        workgroup_size=plan.num_threads,
+        lds_bytes=plan.lds_bytes,
+        workgroup_ids=_workgroup_ids(plan),
+        code_object_version=code_object_version,
+        kernarg_preload=preload,
+        extra_metadata={"custom.config": {"InternalSupportParams": {"KernArgsVersion": KERN_ARGS_VERSION}}},
+    )
     lines = kernel_header(spec)
     e = Emitter(plan, regs, lines)
     enter(e, spec)
@@ -113,14 +125,23 @@ class GemmKernel:
         return self.solution.wavefront_size
 
     @classmethod
-    def of(cls, sol: Solution, name: str | None = None, *, code_object_version: int = 4,
-           decision: Decision | None = None) -> GemmKernel:
+    def of(
+        cls,
+        sol: Solution,
+        name: str | None = None,
+        *,
+        code_object_version: int = 4,
+        decision: Decision | None = None,
+    ) -> GemmKernel:
         """`decision`: `support.decide(sol)` when the caller already has it."""
-        return cls(sol, name or kernel_name(sol), code_object_version, decide(sol) if decision is None else decision)
+        return cls(
+            sol, name or kernel_name(sol), code_object_version, decide(sol) if decision is None else decision
+        )
 
     def assembly_text(self) -> str:
-        return generate(self.solution, self.name, code_object_version=self.code_object_version,
-                        decision=self.decision)
+        return generate(
+            self.solution, self.name, code_object_version=self.code_object_version, decision=self.decision
+        )
 
     def cache_identity(self) -> bytes | None:
         """What the text is a pure function of, given the writer's code (the kernel cache adds that): the
