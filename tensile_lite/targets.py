@@ -38,6 +38,10 @@ class Target:
     llvm_min: int                   # first LLVM major whose AMDGPU backend knows the target
     llvm_max: int | None = None     # last one (LLVM 21 dropped gfx940/gfx941), None: still known
     lds_bytes: int = 65536          # LDS a workgroup may allocate
+    # LDS the resident workgroups of one CU share (RDNA: of one WGP, the mode LLVM builds kernels for),
+    # None: the same as one workgroup may allocate (CDNA); it decides how many workgroups fit side by side
+    lds_pool_bytes: int | None = None
+    simds: int = 4                  # SIMDs per CU (RDNA: per WGP), each running its own waves
     # gfx90a and later CDNA: VGPRs and AGPRs share one 512-entry file; the kernel descriptor says
     # where the AGPRs start (`.amdhsa_accum_offset`)
     unified_agprs: bool = False
@@ -62,6 +66,10 @@ class Target:
     @property
     def cdna(self) -> bool:
         return self.matrix == MFMA
+
+    @property
+    def lds_per_cu(self) -> int:
+        return self.lds_pool_bytes if self.lds_pool_bytes is not None else self.lds_bytes
 
     @property
     def wavefront_size(self) -> int:
@@ -96,6 +104,7 @@ def _cdna(gfx: str, version: tuple[int, int, int], family: str, mach: int, llvm:
 
 def _rdna(gfx: str, version: tuple[int, int, int], family: str, mach: int, llvm: int, **kw: object) -> Target:
     isa = GFX12 if version[0] == 12 else GFX11
+    kw.setdefault("lds_pool_bytes", 128 * 1024)
     return Target(gfx, version, family, isa, WMMA, mach, llvm, **kw)  # type: ignore[arg-type]
 
 

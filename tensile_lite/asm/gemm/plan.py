@@ -19,6 +19,8 @@ operand is transposed while it is written instead (one element per write; `build
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from tensile_lite.asm.arch import Arch, get_arch
@@ -33,7 +35,13 @@ from tensile_lite.asm.gemm.features import (
 )
 from tensile_lite.asm.gemm.grouped import record_bytes, user_argument_offsets
 from tensile_lite.asm.gemm.lanes import LaneLayout, lane_layout
-from tensile_lite.asm.gemm.lds_pad import MAX_PAD_BYTES, ROW_SHIFT_PAD_BYTES, best_stride
+from tensile_lite.asm.gemm.lds_pad import (
+    MAX_PAD_BYTES,
+    ROW_SHIFT_PAD_BYTES,
+    Accesses,
+    best_stride,
+    layout_clocks,
+)
 from tensile_lite.asm.gemm.mac import (
     MAC,
     MacGeometryError,
@@ -46,6 +54,7 @@ from tensile_lite.asm.isa import isa_for
 from tensile_lite.asm.matrix import MatrixInstruction
 from tensile_lite.model import DataType, Solution
 from tensile_lite.model.elements import format_bytes
+from tensile_lite.targets import get_target
 
 # memory format -> MFMA input format the writer converts it to (after the global read; convert.py)
 CONVERSIONS: frozenset[tuple[str, str]] = frozenset({("fp8", "f16"), ("bf8", "f16")})
@@ -58,6 +67,10 @@ MAX_VECTOR_BYTES = 16
 # LDS offsets of ds instructions are 16-bit immediates: a kernel addresses at most 64 KiB of LDS
 # through one base register (gfx950's larger LDS is not used yet).
 MAX_LDS_BYTES = 65536
+# waves per SIMD the LDS padding must not cost (plan._build): past two, more waves hide little more
+OCCUPANCY_WAVES = 2
+# ... and how many more LDS clocks (bank conflicts) a layout that keeps them may cost
+CONFLICT_TOLERANCE = 2.0
 
 
 # (M, blocks) of the multi-block MFMAs laid out with their blocks along M (MatrixInstBM = blocks): lane l
@@ -340,9 +353,10 @@ def _lane_reads(op: OperandPlan, wave: int) -> list[tuple[list[tuple[int, int]],
             for t in range(op.wave_tile) for c in range(op.k_runs) for part in range(run_bytes // width)]
 
 
-def _padded_stride(op: OperandPlan, wave: int) -> int:
-    """Row stride with the padding that spreads wave 0's LDS writes and first k-step's reads over the
-    banks best (lds_pad.py), from the lane coordinates the writer's setup gives each access."""
+def _accesses(op: OperandPlan, wave: int) -> tuple[Callable[[int], Accesses], Accesses, int]:
+    """Wave 0's LDS writes of one tile (for a row stride: their widths depend on how it aligns rows), its
+    reads of one k-step, and the k-steps per tile, from the lane coordinates the writer's setup gives
+    each access."""
     starts = [_write_origin(op, t) for t in range(wave)]
 
     def writes(stride: int) -> list[tuple[list[tuple[int, int]], int]]:
@@ -356,8 +370,21 @@ def _padded_stride(op: OperandPlan, wave: int) -> int:
                 out += [([(c + cc + el, o + oc) for c, o in starts], op.lds_bpe) for el in range(op.vector)]
         return out
     steps = op.depth_u // (op.k_groups * op.k_per_lane * op.k_runs)  # k-steps of the MFMA per tile
-    return best_stride(op.lds_stride, _read_unit(op), op.lds_bpe, writes, _lane_reads(op, wave),
+    return writes, _lane_reads(op, wave), steps
+
+
+def _padded_stride(op: OperandPlan, wave: int) -> int:
+    """Row stride with the padding that spreads wave 0's LDS writes and first k-step's reads over the
+    banks best (lds_pad.py)."""
+    writes, reads, steps = _accesses(op, wave)
+    return best_stride(op.lds_stride, _read_unit(op), op.lds_bpe, writes, reads,
                        max_pad_bytes=ROW_SHIFT_PAD_BYTES if op.k_rows else MAX_PAD_BYTES, read_weight=steps)
+
+
+def _lds_clocks(op: OperandPlan, wave: int) -> int:
+    """LDS clocks of one tile's writes and reads by wave 0 with the operand's row stride (lds_pad.py)."""
+    writes, reads, steps = _accesses(op, wave)
+    return layout_clocks(op.lds_stride, op.lds_bpe, writes(op.lds_stride), reads, steps)
 
 
 def _write_origin(op: OperandPlan, tid: int) -> tuple[int, int]:
@@ -522,29 +549,19 @@ def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout
         lds_base += -(-op.lds_bytes // 16) * 16
     a, b = operands
     limit = min(MAX_LDS_BYTES, arch.lds_bytes)
-    # Padding only spreads rows over LDS banks: it is halved until the layout fits what the target's
-    # LDS lets one kernel address, down to none (the unpadded layout, which fits or is refused below).
-    budget = limit
-    pads = [(a.lds_stride - a.lds_row_base, b.lds_stride - b.lds_row_base)]
-    while pads[-1] != (0, 0):
-        pads.append((pads[-1][0] // 2, pads[-1][1] // 2))
     units = [_read_unit(op) for op in (a, b)]
-    for pad_a, pad_b in pads:
-        a = attrs.evolve(a, lds_stride=_lds_stride(a.lds_row_base, pad_a, units[0]))
-        b = attrs.evolve(b, lds_stride=_lds_stride(b.lds_row_base, pad_b, units[1]),
-                         lds_base=-(-a.lds_bytes // 16) * 16)
-        lds_base = b.lds_base + -(-b.lds_bytes // 16) * 16
-        if lds_base <= budget:
-            break
-    if lds_base > limit:
-        raise Unsupported("resources:LDS", f"the A and B tiles need {lds_base} bytes of LDS; at most "
-                                           f"{limit} are addressable")
-    tiles_bytes = lds_base
-    # the MAC and emulated-xf32 loops (mainloop._unpipelined) use one copy
-    buffers = 1 if sol.one_lds_buffer or mac or emulated or 2 * tiles_bytes > limit else 2
-    if mfma.acc_type == "i32" and sol.runtime.global_split_u != 1 and not splits_for_conversion(sol):
-        # MultipleBuffer stores the exact int32 partial sums for the conversion kernel (postgsu.py)
-        raise Unsupported("GSU>1", "the in-kernel split-K reduction adds f32 partial sums")
+
+    def laid_out(pad_a: int, pad_b: int) -> tuple[OperandPlan, OperandPlan, int]:
+        """A and B with these paddings (B after A), and the bytes of the two tiles."""
+        pa = attrs.evolve(a, lds_stride=_lds_stride(a.lds_row_base, pad_a, units[0]))
+        pb = attrs.evolve(b, lds_stride=_lds_stride(b.lds_row_base, pad_b, units[1]),
+                          lds_base=-(-pa.lds_bytes // 16) * 16)
+        return pa, pb, pb.lds_base + -(-pb.lds_bytes // 16) * 16
+
+    def copies(tiles: int) -> int:
+        # the MAC and emulated-xf32 loops (mainloop._unpipelined) use one copy
+        return 1 if sol.one_lds_buffer or mac or emulated or 2 * tiles > limit else 2
+
     # imported here: the features' steps use the emitting helpers, which read this module
     from tensile_lite.asm.gemm.epi import order as epi
     feat = epilogue_features(pt)
@@ -553,7 +570,37 @@ def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout
     # the main loop is done
     acc_regs = wave_tile[0] * wave_tile[1] * mfma.cd_regs
     lsu_bytes = (lsu - 1) * wave_group[0] * wave_group[1] * lanes.wave * acc_regs * 4
-    lds_bytes = max(buffers * tiles_bytes, staging_bytes(vectors), epi.lds_bytes(feat, threads), lsu_bytes)
+    after = max(staging_bytes(vectors), epi.lds_bytes(feat, threads), lsu_bytes)
+    # Padding only spreads rows over LDS banks: it is halved, down to none, until the layout fits what
+    # the target lets one kernel address. A layout with less padding that keeps the LDS copies of the
+    # unpadded one and lets as many workgroups share a CU (up to OCCUPANCY_WAVES per SIMD) is taken
+    # instead when its accesses cost at most CONFLICT_TOLERANCE times as many LDS clocks.
+    pads = [(a.lds_stride - a.lds_row_base, b.lds_stride - b.lds_row_base)]
+    while pads[-1] != (0, 0):
+        pads.append((pads[-1][0] // 2, pads[-1][1] // 2))
+    target = get_target(sol.arch)
+    bare = laid_out(0, 0)[2]
+    waves = max(1, threads // lanes.wave)
+    resident = min(target.lds_per_cu // max(copies(bare) * bare, after, 1),
+                   -(-OCCUPANCY_WAVES * target.simds // waves))
+    fitting = [c for c in (laid_out(*pad) for pad in pads) if c[2] <= limit]
+    dense = [c for c in fitting if copies(c[2]) == copies(bare)
+             and target.lds_per_cu // max(copies(c[2]) * c[2], after) >= resident]
+    a, b, lds_base = fitting[0] if fitting else laid_out(0, 0)
+    if dense and dense[0] is not fitting[0]:
+        def clocks(c: tuple[OperandPlan, OperandPlan, int]) -> int:
+            return _lds_clocks(c[0], lanes.wave) + _lds_clocks(c[1], lanes.wave)
+        if clocks(dense[0]) <= CONFLICT_TOLERANCE * clocks(fitting[0]):
+            a, b, lds_base = dense[0]
+    if lds_base > limit:
+        raise Unsupported("resources:LDS", f"the A and B tiles need {lds_base} bytes of LDS; at most "
+                                           f"{limit} are addressable")
+    tiles_bytes = lds_base
+    buffers = copies(tiles_bytes)
+    if mfma.acc_type == "i32" and sol.runtime.global_split_u != 1 and not splits_for_conversion(sol):
+        # MultipleBuffer stores the exact int32 partial sums for the conversion kernel (postgsu.py)
+        raise Unsupported("GSU>1", "the in-kernel split-K reduction adds f32 partial sums")
+    lds_bytes = max(buffers * tiles_bytes, after)
     if lds_bytes > limit:
         raise Unsupported("resources:LDS", f"the epilogue needs {lds_bytes} bytes of LDS; at most "
                                            f"{limit} are addressable")
