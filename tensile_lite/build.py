@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import attrs
@@ -25,18 +25,22 @@ from tensile_lite.codeobj.pipeline import (
     usable_jobs,
 )
 from tensile_lite.codeobj.pipeline import LibraryPlan as CodeObjectPlan
+from tensile_lite.codeobj.resources import KernelResources, runtime_occupancy
 from tensile_lite.codeobj.toolchain import Toolchain, find_toolchain_for
 from tensile_lite.codeobj.trivial import TrivialKernel
 from tensile_lite.custom import CustomBuild, CustomKernel
 from tensile_lite.errors import BuildError, LogicError, TensileLiteError
 from tensile_lite.host.conversion import conversion_kernels
 from tensile_lite.interfaces import INTERFACES, Interface, get_interface
+from tensile_lite.library.documents import FactsOf
+from tensile_lite.library.entry_schema import KernelFacts
 from tensile_lite.library.formats import FORMATS, INDEXED_FORMATS, file_name
 from tensile_lite.library.layout import arch_folder, helper_code_object, in_folder, mapping_names
 from tensile_lite.library.plan import ArchPlan, LibraryPlan, build_plan
 from tensile_lite.library.writer import code_object_names, library_stems, write_arch, write_mappings
 from tensile_lite.logic import Read, Unreadable, scan_logic
 from tensile_lite.model import LogicFile, Solution
+from tensile_lite.targets import get_target
 from tensile_lite.tcl_args import TclRequest
 from tensile_lite.workdirs import move_file, private_dir
 
@@ -257,6 +261,7 @@ def build_library(req: TclRequest, staging: Path, log: Log,
                                        writable=False) for tc, ident in identities.items()}
     kernels_total = 0
     stats = _CacheTally()
+    resources: dict[tuple[str, str], KernelResources] = {}
     for ap in plan.archs:
         co_plans = [CodeObjectPlan(name, ap.arch, names) for name, names in ap.code_objects]
         toolchain = toolchains[ap.arch]
@@ -267,7 +272,9 @@ def build_library(req: TclRequest, staging: Path, log: Log,
                                    progress="auto" if req.verbose >= 1 else "off", tool_timeout=req.tool_timeout,
                                    failed_dir=failed_dir, finish=finishes[toolchain],
                                    cache=main_caches.get(toolchain), assemble_missing=not req.merge_from)
-            stats.add(build_code_objects(toolchain, sources, co_plans, staging, options), log)
+            report = build_code_objects(toolchain, sources, co_plans, staging, options)
+            stats.add(report, log)
+            resources.update(report.resources)
             place_code_objects(library, interface, ap)
             kernels_total += len(ap.kernels)
         helper_options = BuildOptions(jobs=jobs, code_object_version=req.code_object_version,
@@ -276,7 +283,8 @@ def build_library(req: TclRequest, staging: Path, log: Log,
         folder = arch_folder(interface, ap.arch)
         write_helper_code_object(toolchain, ap, library / in_folder(folder, helper_code_object(ap.arch)),
                                  helper_options)
-        written = write_arch(ap, library, req.library_format, honoured=runtime_overrides_read)
+        written = write_arch(ap, library, req.library_format, honoured=runtime_overrides_read,
+                             facts=_facts_of(ap.arch, resources))
         files += [p.relative_to(library).as_posix() for p in written]
         files += [in_folder(folder, name) for name in code_object_names(ap)]
     # after every architecture: a 7.0-7.2 mapping covers them all
@@ -286,6 +294,17 @@ def build_library(req: TclRequest, staging: Path, log: Log,
         log(1, f"merge: {stats.cached} of {stats.objects} kernel objects from {len(req.merge_from)} shard(s), "
                f"{stats.objects - stats.cached} assembled")
     return _summary(files, logic, plan, kernels_total, folders, req.library_format)
+
+
+def _facts_of(arch: str, resources: Mapping[tuple[str, str], KernelResources]) -> FactsOf:
+    """What each built kernel of `arch` says of itself, for the 7.x entries' post-build fields."""
+    target = get_target(arch)
+
+    def facts(kernel: str) -> KernelFacts | None:
+        res = resources.get((arch, kernel))
+        return None if res is None else KernelFacts(runtime_occupancy(res, target), 0)
+
+    return facts
 
 
 class _CacheTally:

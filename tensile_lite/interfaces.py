@@ -43,9 +43,9 @@ class Interface:
     # the master a runtime built without lazy loading opens ("{gfx}" replaced; every solution inline, one
     # code object per architecture: docs/rocm7_library_types.md); "" = no such layout is written for it
     eager_master: str = ""
-    # solution entries carry internalArgsSupport.useSFC (7.x's runtime requires the key:
-    # Serialization/ContractionSolution.hpp, rocm-libraries @01942615)
-    use_sfc_field: bool = False
+    # which keys its solution reader requires beyond the 2024 ones (library/entry_schema.py names the
+    # records: "2024", "7.2", "develop"); a key it requires and we omit fails the whole library's load
+    solution_schema: str = "2024"
 
 
 HIPBLASLT_2024 = "hipblaslt-2024"
@@ -60,12 +60,12 @@ _INTERFACES: tuple[Interface, ...] = (
     Interface(ROCM_7_2, "ROCm 7.0-7.2 (flat library/, TensileLiteLibrary_lazy_Mapping.dat, compressed .co)",
               per_arch_dirs=False, mapping_file="TensileLiteLibrary_lazy_Mapping", contiguous_indices=True,
               fnuz_names=True, fallback_per_arch=True, manifest=False, compress_code_objects=True,
-              default_library_format="msgpack", eager_master="TensileLibrary_{gfx}", use_sfc_field=True),
+              default_library_format="msgpack", eager_master="TensileLibrary_{gfx}", solution_schema="7.2"),
     Interface(ROCM_DEVELOP, "rocm-libraries develop (library/<gfx>/, per-architecture mapping, .dat.zlib)",
               per_arch_dirs=True, mapping_file="TensileLiteLibrary_lazy_{gfx}_Mapping", contiguous_indices=True,
               fnuz_names=True, fallback_per_arch=True, manifest=False, compress_code_objects=True,
               default_library_format="msgpack-zlib", reads_indexed=True, eager_master="TensileLibrary_{gfx}",
-              use_sfc_field=True),
+              solution_schema="develop"),
 )
 
 INTERFACES: Mapping[str, Interface] = MappingProxyType({i.name: i for i in _INTERFACES})

@@ -32,10 +32,11 @@ import attrs
 
 from tensile_lite.codeobj.assemble import CODE_OBJECT_VERSIONS, LINK_BATCH, link
 from tensile_lite.codeobj.cache import KernelCache
-from tensile_lite.codeobj.elf import check_kernels, read_code_object
+from tensile_lite.codeobj.elf import CodeObjectInfo, check_kernels, read_code_object
 from tensile_lite.codeobj.finish import CodeObjectFinish, finish_code_object
 from tensile_lite.codeobj.proc import DEFAULT_TOOL_TIMEOUT
 from tensile_lite.codeobj.progress import Progress
+from tensile_lite.codeobj.resources import KernelResources, kernel_resources
 from tensile_lite.codeobj.toolchain import Toolchain
 from tensile_lite.codeobj.trivial import METADATA_VERSION
 from tensile_lite.codeobj.worker import (
@@ -47,7 +48,7 @@ from tensile_lite.codeobj.worker import (
     run_task,
 )
 from tensile_lite.errors import BuildError, DiskFull, ToolFailure
-from tensile_lite.targets import bare_gfx
+from tensile_lite.targets import bare_gfx, get_target
 from tensile_lite.workdirs import private_dir
 
 __all__ = ["BuildOptions", "BuildReport", "KernelSource", "LibraryPlan", "available_cores",
@@ -160,6 +161,8 @@ class BuildReport:
     build_tmp: Path | None = None  # set when keep_build_tmp kept it
     kernels_cached: int = 0  # of kernels_assembled, taken from the kernel cache (no assembler run)
     cache_notes: tuple[str, ...] = ()  # corrupt entries found and rebuilt, a cache that could not be written
+    # (arch, kernel) -> what it occupies, read back from the linked code objects (resources.py)
+    resources: Mapping[tuple[str, str], KernelResources] = attrs.field(factory=dict, repr=False)
 
     @property
     def kernels_per_second(self) -> float:
@@ -265,6 +268,7 @@ class _Builder:
         self.progress = Progress(self.ledger.total, stream, options.progress,
                                  plain_every=options.progress_every)
         self.linked: list[Path] = []
+        self.resources: dict[tuple[str, str], KernelResources] = {}
         self.output_bytes = 0
         self.tmp: Path | None = None
         self.tool_slots: Any = None
@@ -317,12 +321,16 @@ class _Builder:
                 finish_code_object(linked, dest, lib.arch, finish, timeout=self.options.tool_timeout)
             finally:
                 self.ledger.add_tmp(-raw_bytes)
-        if self.options.verify:
-            try:
-                self.verify(lib, dest, names)
-            except BuildError:
-                dest.unlink(missing_ok=True)
-                raise
+        try:
+            info = read_code_object(dest)
+            if self.options.verify:
+                self.verify(lib, dest, info, names)
+        except BuildError:
+            dest.unlink(missing_ok=True)
+            raise
+        target = get_target(bare_gfx(lib.arch))
+        wanted = set(names)
+        self.resources.update(((lib.arch, n), r) for n, r in kernel_resources(info, target).items() if n in wanted)
         self.linked.append(dest)
         self.output_bytes += dest.stat().st_size
 
@@ -348,8 +356,7 @@ class _Builder:
             if got:
                 self.tool_slots.release()
 
-    def verify(self, lib: LibraryPlan, dest: Path, names: Sequence[str]) -> None:
-        info = read_code_object(dest)
+    def verify(self, lib: LibraryPlan, dest: Path, info: CodeObjectInfo, names: Sequence[str]) -> None:
         check_kernels(info, names)
         want = f"amdgcn-amd-amdhsa--{lib.arch}"
         if info.target and info.target != want:
@@ -437,7 +444,8 @@ class _Builder:
             wall_seconds=time.monotonic() - start, peak_tmp_bytes=self.ledger.peak_tmp_bytes,
             output_bytes=self.output_bytes, jobs=jobs, libraries=tuple(sorted(self.linked)),
             kernels_unused=tuple(self.ledger.unused), build_tmp=self.tmp if keep else None,
-            kernels_cached=self.ledger.cached, cache_notes=tuple(self.ledger.cache_notes))
+            kernels_cached=self.ledger.cached, cache_notes=tuple(self.ledger.cache_notes),
+            resources=dict(self.resources))
         self.progress.message(report.summary())
         return report
 

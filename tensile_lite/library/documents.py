@@ -9,17 +9,23 @@ are stable.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from tensile_lite.library.entry_schema import KernelFacts
 from tensile_lite.library.plan import ArchPlan, PlaceholderPlan
 from tensile_lite.library.predicates import Node, conjunction, hardware_sort_key, pred, sort_key, true_pred
 from tensile_lite.library.selection import selection_library
 from tensile_lite.library.solution_entry import Honoured, solution_entry, type_predicates
 
+# kernel name -> what the built kernel says of itself (None: not built, or not read)
+FactsOf = Callable[[str], KernelFacts | None]
 
-def _entries(ph: PlaceholderPlan, honoured: Honoured | None) -> list[dict[str, Any]]:
+
+def _entries(ph: PlaceholderPlan, honoured: Honoured | None, facts: FactsOf | None) -> list[dict[str, Any]]:
     return [solution_entry(s.solution, index=s.index, kernel_name=s.kernel_name, name=s.name, arch=ph.arch,
-                           cu_count=ph.cu_count, honoured=honoured, names=ph.spelling, use_sfc=ph.use_sfc)
+                           cu_count=ph.cu_count, honoured=honoured, names=ph.spelling, schema=ph.schema,
+                           facts=facts(s.kernel_name) if facts else None)
             for s in ph.solutions]
 
 
@@ -31,18 +37,21 @@ def _selection(ph: PlaceholderPlan) -> dict[str, Any]:
     return selection_library(ph.files, index_of)
 
 
-def placeholder_document(ph: PlaceholderPlan, honoured: Honoured | None = None) -> dict[str, Any]:
-    return {"solutions": _entries(ph, honoured), "library": _selection(ph)}
+def placeholder_document(ph: PlaceholderPlan, honoured: Honoured | None = None,
+                         facts: FactsOf | None = None) -> dict[str, Any]:
+    return {"solutions": _entries(ph, honoured, facts), "library": _selection(ph)}
 
 
 def _perf_predicate(metric: str) -> Node:
     return true_pred() if metric == "DeviceEfficiency" else pred(metric)
 
 
-def master_document(ap: ArchPlan, honoured: Honoured | None = None) -> dict[str, Any]:
+def master_document(ap: ArchPlan, honoured: Honoured | None = None,
+                    facts: FactsOf | None = None) -> dict[str, Any]:
     """Lazy: each problem-type row names its placeholder library and the master has no solutions.
     Otherwise (a runtime built without lazy loading) each row holds its placeholder's selection library
-    and the master every solution of the architecture, by index; `honoured` as for placeholder_document."""
+    and the master every solution of the architecture, by index; `honoured` and `facts` as for
+    placeholder_document."""
     # hardware row -> operation -> perf metric -> [(type predicate, placeholder name)]
     tree: dict[Any, dict[str, Any]] = {}
     hw_nodes: dict[Any, Node] = {}
@@ -54,14 +63,14 @@ def master_document(ap: ArchPlan, honoured: Honoured | None = None) -> dict[str,
         by_perf = tree.setdefault(hw_key, {}).setdefault(ph.operation, {})
         rows = by_perf.setdefault(sort_key(perf), (perf, {}))[1]
         for view in ph.views:
-            predicate = conjunction(type_predicates(view, ap.spelling))
+            predicate = conjunction(type_predicates(view, ap.spelling, ap.schema))
             rows.setdefault(sort_key(predicate), (predicate, ph.name))
     if ap.lazy:
         below = {ph.name: {"type": "Placeholder", "value": ph.name} for ph in ap.placeholders}
         solutions: list[dict[str, Any]] = []
     else:
         below = {ph.name: _selection(ph) for ph in ap.placeholders}
-        solutions = sorted((e for ph in ap.placeholders for e in _entries(ph, honoured)), key=lambda e: e["index"])
+        solutions = sorted((e for ph in ap.placeholders for e in _entries(ph, honoured, facts)), key=lambda e: e["index"])
     hw_rows = []
     for hw_key in sorted(tree):
         operations = {}

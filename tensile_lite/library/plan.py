@@ -23,6 +23,7 @@ import attrs
 
 from tensile_lite.errors import BuildError, LogicError, Where
 from tensile_lite.interfaces import HIPBLASLT_2024, INTERFACES, Interface
+from tensile_lite.library.entry_schema import SCHEMA_2024, EntrySchema, schema_of
 from tensile_lite.library.naming import (
     DEFAULT_PERF_METRIC,
     is_symbol,
@@ -82,7 +83,7 @@ class PlaceholderPlan:
     solutions: tuple[PlannedSolution, ...] = attrs.field(repr=False)  # sorted by index
     by_position: Mapping[tuple[str, int], PlannedSolution] = attrs.field(repr=False, eq=False)
     spelling: TypeSpelling = SPELLING_2024  # how its `.dat` spells data types (the interface's)
-    use_sfc: bool = False  # its entries carry internalArgsSupport.useSFC (Interface.use_sfc_field)
+    schema: EntrySchema = SCHEMA_2024  # the keys its entries carry for the runtime served (entry_schema.py)
 
     @property
     def hardware_predicate(self) -> Node:
@@ -120,6 +121,10 @@ class ArchPlan:
     @property
     def spelling(self) -> TypeSpelling:
         return spelling_of(self.interface)
+
+    @property
+    def schema(self) -> EntrySchema:
+        return schema_of(self.interface)
 
     @property
     def master_name(self) -> str:
@@ -317,7 +322,7 @@ def _arch_plan(arch: str, groups: dict[str, list[LogicFile]], check: Callable[[S
             name=name, arch=arch, cu_count=first.cu_count, operation=first.problem_type.operation_identifier,
             perf_metric=first.perf_metric or DEFAULT_PERF_METRIC, views=views, files=group,
             solutions=tuple(planned), by_position={(s.source, s.position): s for s in planned},
-            spelling=spelling_of(interface), use_sfc=interface.use_sfc_field))
+            spelling=spelling_of(interface), schema=schema_of(interface)))
     kernels = {}
     for kname in sorted(users):
         uses = users[kname]

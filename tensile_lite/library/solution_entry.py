@@ -11,6 +11,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tensile_lite.library import activation, derived
+from tensile_lite.library.entry_schema import (
+    SCHEMA_2024,
+    EntrySchema,
+    KernelFacts,
+    size_fields,
+    task_predicate,
+)
 from tensile_lite.library.predicates import Node, conjunction, hardware, pred
 from tensile_lite.library.problem_view import ProblemView
 from tensile_lite.library.spelling import SPELLING_2024, TypeSpelling
@@ -33,12 +40,16 @@ _AI_ASSERTS: tuple[tuple[str, str], ...] = (
 Honoured = Callable[[Solution], Mapping[str, bool]]
 
 
-def problem_type_entry(v: ProblemView, names: TypeSpelling = SPELLING_2024) -> dict[str, Any]:
+def problem_type_entry(v: ProblemView, names: TypeSpelling = SPELLING_2024,
+                       schema: EntrySchema = SCHEMA_2024) -> dict[str, Any]:
     n = names.name
+    # the newest reader takes one compute input type per operand; A and B share ours
+    split = {"computeInputTypeA": n(v.compute_input_type), "computeInputTypeB": n(v.compute_input_type)} \
+        if schema.compute_input_ab else {}
     return {
         "operationIdentifier": v.operation_identifier,
         "transA": v.trans_a, "transB": v.trans_b,
-        "computeInputType": n(v.compute_input_type),
+        "computeInputType": n(v.compute_input_type), **split,
         "aType": n(v.a_type), "bType": n(v.b_type),
         "cType": n(v.c_type), "dType": n(v.c_type), "eType": n(v.e_type),
         "computeType": n(v.compute_type),
@@ -58,11 +69,13 @@ def problem_type_entry(v: ProblemView, names: TypeSpelling = SPELLING_2024) -> d
     }
 
 
-def type_predicates(v: ProblemView, names: TypeSpelling = SPELLING_2024) -> list[Node]:
+def type_predicates(v: ProblemView, names: TypeSpelling = SPELLING_2024,
+                    schema: EntrySchema = SCHEMA_2024) -> list[Node]:
     """What selects a problem type: the master library's row predicate (and part of every solution's)."""
     n = names.name
+    inputs = (v.compute_input_type,) * (2 if schema.compute_input_ab else 1)
     return [
-        pred("TypesEqual", [n(t) for t in (v.a_type, v.b_type, v.c_type, v.c_type, v.compute_input_type)]),
+        pred("TypesEqual", [n(t) for t in (v.a_type, v.b_type, v.c_type, v.c_type, *inputs)]),
         pred("HighPrecisionAccumulate", v.high_precision_accumulate),
         pred("Activation", activation.enum_name(v.activation)),
         pred("ActivationComputeType", n(v.activation_compute_type)),
@@ -96,7 +109,7 @@ def operation_predicates(v: ProblemView, names: TypeSpelling = SPELLING_2024) ->
     return out
 
 
-def _assertion_predicates(sol: Solution) -> list[Node]:
+def _assertion_predicates(sol: Solution, schema: EntrySchema) -> list[Node]:
     out = []
     for key, tag, index in _MULTIPLE_ASSERTS:
         value = sol.tuning(key)
@@ -107,12 +120,12 @@ def _assertion_predicates(sol: Solution) -> list[Node]:
         if value > 0:
             out.append(pred(tag, value))
     check = derived.workspace_check(sol)
-    if any(check):
+    if schema.workspace_in_problem and any(check):
         out.append(pred("WorkspaceCheck", list(check), 0))
     return out
 
 
-def _kernel_predicates(sol: Solution, v: ProblemView) -> list[Node]:
+def _kernel_predicates(sol: Solution, v: ProblemView, schema: EntrySchema) -> list[Node]:
     """Limits of the kernel itself: minimum sizes, buffer offset ranges, determinism, GSU minimum K."""
     out = []
     mt0, mt1 = sol.macro_tile
@@ -123,8 +136,11 @@ def _kernel_predicates(sol: Solution, v: ProblemView) -> list[Node]:
         wave_tile = sol.mi_wave_tile[0] * sol.mi_wave_tile[1]
         per_thread = derived.required(sol, "NumElementsPerThread")
         per_store = int(sol.tuning("NumElementsPerBatchStore"))
-        out.append(pred("SynchronizerSizeCheck",
-                        [mt0, mt1, wave_tile, int(per_thread / per_store) if per_store else 1, sol.num_threads], 0))
+        batches = int(per_thread / per_store) if per_store else 1
+        out.append(pred("SynchronizerSizeCheck", [mt0, mt1, wave_tile, batches, sol.num_threads], 0)
+                   if not schema.synchronizer_gsu else
+                   pred("SynchronizerSizeCheck", [mt0, mt1, wave_tile, batches, sol.num_waves,
+                                                  derived.global_split_u(sol)], 0))
     if not v.is_int8x4:
         out.append(pred("LeadingFree0SizesGreaterOrEqual", grvw_a if v.tlu_a else 1))
         out.append(pred("LeadingFree1SizesGreaterOrEqual", grvw_b if v.tlu_b else 1))
@@ -150,16 +166,22 @@ def _kernel_predicates(sol: Solution, v: ProblemView) -> list[Node]:
         out.append(pred("GlobalSplitUCheckMinK", [derived.MIN_K_FOR_GSU, gsu]))
     out.append(pred("WorkgroupMappingXCCCheck",
                     [abs(sol.runtime.workgroup_mapping_xcc), sol.runtime.workgroup_mapping_xcc_group]))
+    if schema.new_problem_checks:
+        if not derived.stream_k(sol) and derived.internal_support(sol)["version"] >= 1:
+            out.append(pred("WorkgroupNumberCheck", [mt0, mt1, gsu], 0))
+        out += [pred("SwizzleTensorA", False), pred("SwizzleTensorB", False)]
     return out
 
 
-def problem_predicate(sol: Solution, names: TypeSpelling = SPELLING_2024) -> Node:
+def problem_predicate(sol: Solution, names: TypeSpelling = SPELLING_2024,
+                      schema: EntrySchema = SCHEMA_2024) -> Node:
     v = derived.view(sol)
-    return conjunction(_assertion_predicates(sol) + operation_predicates(v, names) + type_predicates(v, names)
-                       + _kernel_predicates(sol, v))
+    return conjunction(_assertion_predicates(sol, schema) + operation_predicates(v, names)
+                       + type_predicates(v, names, schema) + _kernel_predicates(sol, v, schema))
 
 
-def size_mapping(sol: Solution) -> dict[str, Any]:
+def size_mapping(sol: Solution, schema: EntrySchema = SCHEMA_2024,
+                 facts: KernelFacts | None = None) -> dict[str, Any]:
     # Fields that rarely differ between solutions come first: compressors then see one long repeat
     # and a short run of changing values instead of many short pieces (about 5% smaller zstd output).
     mi = sol.matrix_instruction
@@ -195,38 +217,42 @@ def size_mapping(sol: Solution) -> dict[str, Any]:
         "staggerStrideShift": derived.stagger_stride_shift(sol),
         "workGroupMapping": sol.runtime.workgroup_mapping,
         "workGroupMappingXCCGroup": sol.runtime.workgroup_mapping_xcc_group,
+        **size_fields(sol, facts, schema),
     }
 
 
 def solution_entry(sol: Solution, *, index: int, kernel_name: str, name: str, arch: str,
                    cu_count: int | None, honoured: Honoured | None = None,
-                   names: TypeSpelling = SPELLING_2024, use_sfc: bool = False) -> dict[str, Any]:
+                   names: TypeSpelling = SPELLING_2024, schema: EntrySchema = SCHEMA_2024,
+                   facts: KernelFacts | None = None) -> dict[str, Any]:
     """The complete `.dat` entry; `index` is the build-wide solution index of this architecture.
 
     `honoured(sol)` says which runtime overrides (gsu, wgm, staggerU) the built kernel really reads; a
     flag the kernel ignores is declared unsupported, so the runtime never relies on it. `names` spells the
-    data types as the runtime served reads them (spelling.py). `use_sfc`: write
-    internalArgsSupport.useSFC, a key 7.x's runtime requires (Serialization/ContractionSolution.hpp @01942615):
-    true only where the file asks for the SFC grid and the built kernel reads it (`honoured`'s "useSFC").
+    data types as the runtime served reads them (spelling.py). `schema`: the keys the served runtime's
+    reader requires beyond the 2024 ones (entry_schema.py); `facts`: what the built kernel says of itself,
+    for the schema's post-build fields. internalArgsSupport.useSFC is true only where the file asks for the
+    SFC grid and the built kernel reads it (`honoured`'s "useSFC").
     """
     params = sol.params
     support = derived.internal_support(sol)
     if honoured is not None:
         reads = honoured(sol)
         support = {k: (v and reads.get(k, True)) if isinstance(v, bool) else v for k, v in support.items()}
-    if use_sfc:
+    if schema.use_sfc:
         wanted = bool((params.get("InternalSupportParams") or {}).get("UseSFC", False))
         support["useSFC"] = wanted and (honoured is None or bool(honoured(sol).get("useSFC", False)))
     # Same-for-every-solution fields first, changing ones last (see size_mapping); the reader goes by key.
+    task = {"taskPredicate": task_predicate(sol, schema)} if schema.task_predicate else {}
     return {
-        "problemType": problem_type_entry(derived.view(sol), names),
-        "hardwarePredicate": hardware(arch, cu_count),
+        "problemType": problem_type_entry(derived.view(sol), names, schema),
+        "hardwarePredicate": hardware(arch, cu_count), **task,
         "internalArgsSupport": support,
         "debugKernel": bool(params.get("DebugKernel", False)),
         "ideals": _plain_map(params.get("Ideals")),
         "linearModel": _plain_map(params.get("LinearModel")),
-        "problemPredicate": problem_predicate(sol, names),
-        "sizeMapping": size_mapping(sol),
+        "problemPredicate": problem_predicate(sol, names, schema),
+        "sizeMapping": size_mapping(sol, schema, facts),
         "kernelName": kernel_name,
         "name": name,
         "index": index,

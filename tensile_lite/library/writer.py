@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from tensile_lite.library.documents import master_document, placeholder_document
+from tensile_lite.library.documents import FactsOf, master_document, placeholder_document
 from tensile_lite.library.formats import DEFAULT_FORMAT, encode, file_name, write_atomic
 from tensile_lite.library.layout import arch_folder, helper_code_object, mapping_files, mapping_format
 from tensile_lite.library.plan import ArchPlan, LibraryPlan
@@ -32,17 +32,18 @@ def library_stems(ap: ArchPlan) -> list[str]:
 
 
 def write_arch(ap: ArchPlan, library_dir: Path, fmt: str = DEFAULT_FORMAT,
-               honoured: Honoured | None = None) -> list[Path]:
-    """`honoured`: what the built kernels read from the argument header (None: as the logic file says).
+               honoured: Honoured | None = None, facts: FactsOf | None = None) -> list[Path]:
+    """`honoured`: what the built kernels read from the argument header (None: as the logic file says);
+    `facts`: what each built kernel says of itself (documents.FactsOf), for the runtimes that read it.
     Files go to the architecture's folder below `library_dir` (the interface's layout)."""
     folder = library_dir / arch_folder(ap.interface, ap.arch)
     written = []
     for ph in ap.placeholders if ap.lazy else ():
         path = folder / file_name(ph.name, fmt)
-        write_atomic(path, encode(placeholder_document(ph, honoured), fmt))
+        write_atomic(path, encode(placeholder_document(ph, honoured, facts), fmt))
         written.append(path)
     master = folder / file_name(ap.master_name, fmt)
-    write_atomic(master, encode(master_document(ap, honoured), fmt))
+    write_atomic(master, encode(master_document(ap, honoured, facts), fmt))
     return [master, *written]
 
 

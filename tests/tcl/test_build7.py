@@ -18,11 +18,14 @@ import tensile_lite.sample
 from tensile_lite.build import check_request
 from tensile_lite.codeobj.bundle import COMPRESSED_BUNDLE
 from tensile_lite.codeobj.elf import read_code_object
+from tensile_lite.codeobj.resources import kernel_resources, runtime_occupancy
 from tensile_lite.errors import TensileLiteError
 from tensile_lite.interfaces import HIPBLASLT_2024, INTERFACES, ROCM_7_2, ROCM_DEVELOP
+from tensile_lite.library.entry_schema import SCHEMA_7_2
 from tensile_lite.library.formats import decode, decode_raw, detect_format, encode, read_dat
 from tensile_lite.library.indexed import check_indexed
 from tensile_lite.library.layout import library_of, read_mapping
+from tensile_lite.targets import get_target
 from tensile_lite.tcl import main
 from tensile_lite.tcl_args import build_parser, to_request
 from tensile_lite.verify.report import PASSED
@@ -145,6 +148,24 @@ def _digest(library: Path) -> dict[str, str]:
             for p in sorted(library.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.parametrize("name", [ROCM_7_2, ROCM_DEVELOP])
+def test_occupancy_is_what_each_built_kernel_allows(built, name):
+    """7.x's ranking reads sizeMapping.CUOccupancy; every entry's is its own kernel's, read back from the
+    library's code object (registers, LDS, threads), not a figure from the logic file."""
+    seen = set()
+    for _, folder in _folders(built[name], name):
+        for lib_name, doc in _libraries(folder).items():
+            gfx = lib_name.rsplit("_", 1)[1]
+            target = get_target(gfx)
+            resources = kernel_resources(read_code_object(folder / f"{lib_name}.co"), target)
+            for sol in doc["solutions"]:
+                got = sol["sizeMapping"]["CUOccupancy"]
+                assert got == runtime_occupancy(resources[sol["kernelName"]], target), sol["name"]
+                assert 1 <= got <= 10
+                seen.add(got)
+    assert len(seen) > 1  # the kernels differ, so do their figures
+
+
 def test_failed_build_keeps_the_earlier_library_and_a_7x_build_drops_an_old_stamp(tmp_path, logic, toolchain):
     out = tmp_path / "out"
     (out / "library").mkdir(parents=True)
@@ -226,11 +247,24 @@ def test_without_lazy_loading_flat_bytes_do_not_depend_on_jobs_and_kernels_verif
     assert [o.status for o in report.outcomes] == [PASSED, PASSED]
 
 
+def _as_2024(entry: dict[str, Any]) -> None:
+    assert entry["internalArgsSupport"].pop("useSFC") is False
+    # 7.x checks the workspace as a task (2024 as a problem predicate, which the probe then goes without)
+    assert entry.pop("taskPredicate") == {"type": "WorkspaceCheck"}
+    for key in SCHEMA_7_2.size_keys:
+        entry["sizeMapping"].pop(key)
+    preds = entry["problemPredicate"]["value"]
+    new = [p for p in preds if p["type"] in ("WorkgroupNumberCheck", "SwizzleTensorA", "SwizzleTensorB")]
+    assert len(new) == 3
+    entry["problemPredicate"]["value"] = [p for p in preds if p not in new]
+
+
 def test_hipblaslt_runtime_loads_the_72_layout(tmp_path, toolchain, runtime_probe: Probe):
     """The probe is the 2024 runtime's code: it cannot read 7.x's fnuz names nor the mapping file, so it
     gets each architecture's files of a 7.2 build of the bundled sample (no 8-bit floats) without the
-    mapping and without internalArgsSupport.useSFC (a key it does not know); gfx942's indices then start
-    after gfx90a's, which its selection must not mind."""
+    mapping and without what only 7.x's reader knows (entry_schema.py: useSFC, taskPredicate, the new
+    sizeMapping fields and problem predicates); gfx942's indices then start after gfx90a's, which its
+    selection must not mind."""
     out = tmp_path / "out"
     assert tcl7(ROCM_7_2, tensile_lite.sample.path(), out, "gfx90a;gfx942") == 0
     library = out / "library"
@@ -240,9 +274,9 @@ def test_hipblaslt_runtime_loads_the_72_layout(tmp_path, toolchain, runtime_prob
         folder.mkdir()
         for path in library.iterdir():
             if path.name.endswith(".dat") and path.name.split(".")[0].endswith(f"_{gfx}"):
-                doc = read_dat(path)  # without the key 7.x's runtime requires and 2024's strict mode refuses
+                doc = read_dat(path)  # without the keys 7.x's runtime requires and 2024's strict mode refuses
                 for entry in doc["solutions"]:
-                    assert entry["internalArgsSupport"].pop("useSFC") is False
+                    _as_2024(entry)
                 (folder / path.name).write_bytes(encode(doc, "msgpack"))
             elif path.name.split(".")[0].endswith(f"_{gfx}") or path.name == f"Kernels.so-000-{gfx}.hsaco":
                 shutil.copy(path, folder / path.name)
