@@ -13,6 +13,7 @@ import attrs
 from tensile_lite import shard as sharding
 from tensile_lite.asm.gemm import Decision, GemmKernel, decide, runtime_overrides_read
 from tensile_lite.asm.gemm.abi import splits_for_conversion
+from tensile_lite.asm.gemm.loop_clocks import MATH_CLOCKS
 from tensile_lite.asm.gemm.postgsu import ConversionKernel
 from tensile_lite.codeobj.assemble import assemble, link
 from tensile_lite.codeobj.cache import KernelCache, assembler_identity
@@ -262,6 +263,7 @@ def build_library(req: TclRequest, staging: Path, log: Log,
     kernels_total = 0
     stats = _CacheTally()
     resources: dict[tuple[str, str], KernelResources] = {}
+    text_facts: dict[tuple[str, str], Mapping[str, int]] = {}
     for ap in plan.archs:
         co_plans = [CodeObjectPlan(name, ap.arch, names) for name, names in ap.code_objects]
         toolchain = toolchains[ap.arch]
@@ -275,6 +277,7 @@ def build_library(req: TclRequest, staging: Path, log: Log,
             report = build_code_objects(toolchain, sources, co_plans, staging, options)
             stats.add(report, log)
             resources.update(report.resources)
+            text_facts.update(report.facts)
             place_code_objects(library, interface, ap)
             kernels_total += len(ap.kernels)
         helper_options = BuildOptions(jobs=jobs, code_object_version=req.code_object_version,
@@ -284,7 +287,7 @@ def build_library(req: TclRequest, staging: Path, log: Log,
         write_helper_code_object(toolchain, ap, library / in_folder(folder, helper_code_object(ap.arch)),
                                  helper_options)
         written = write_arch(ap, library, req.library_format, honoured=runtime_overrides_read,
-                             facts=_facts_of(ap.arch, resources))
+                             facts=_facts_of(ap.arch, resources, text_facts))
         files += [p.relative_to(library).as_posix() for p in written]
         files += [in_folder(folder, name) for name in code_object_names(ap)]
     # after every architecture: a 7.0-7.2 mapping covers them all
@@ -296,13 +299,19 @@ def build_library(req: TclRequest, staging: Path, log: Log,
     return _summary(files, logic, plan, kernels_total, folders, req.library_format)
 
 
-def _facts_of(arch: str, resources: Mapping[tuple[str, str], KernelResources]) -> FactsOf:
-    """What each built kernel of `arch` says of itself, for the 7.x entries' post-build fields."""
+def _facts_of(arch: str, resources: Mapping[tuple[str, str], KernelResources],
+              text_facts: Mapping[tuple[str, str], Mapping[str, int]]) -> FactsOf:
+    """What each built kernel of `arch` says of itself, for the 7.x entries' post-build fields: its
+    occupancy from its code object, its loop's issue slots from its text (0 where the text says nothing:
+    custom kernels)."""
     target = get_target(arch)
 
     def facts(kernel: str) -> KernelFacts | None:
         res = resources.get((arch, kernel))
-        return None if res is None else KernelFacts(runtime_occupancy(res, target), 0)
+        if res is None:
+            return None
+        clocks = text_facts.get((arch, kernel), {}).get(MATH_CLOCKS, 0)
+        return KernelFacts(runtime_occupancy(res, target), clocks)
 
     return facts
 

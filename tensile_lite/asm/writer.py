@@ -117,13 +117,16 @@ class AsmWriter:
         self.flush()
 
 
+LABEL_PREFIX = "label_"
+
+
 class Labels:
     """Deterministic unique labels for one kernel: `new("LoopBegin")` gives `label_LoopBegin`, a
     second `new("LoopBegin")` gives `label_LoopBegin_1`, and so on (no random suffixes)."""
 
     __slots__ = ("_seen", "_used", "prefix")
 
-    def __init__(self, prefix: str = "label_"):
+    def __init__(self, prefix: str = LABEL_PREFIX):
         self.prefix = prefix
         self._seen: dict[str, int] = {}
         self._used: set[str] = set()

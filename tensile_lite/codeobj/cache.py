@@ -9,8 +9,9 @@ it without rendering (`KernelSource.cache_identity`, the GEMM writer's), that id
 a hit then skips generating the text as well as assembling it. Any edit to tensile-lite changes the
 fingerprint, so a stale text can never be served; the price is that a new tensile-lite starts cold.
 
-An entry is `<root>/v1/<key[:2]>/<key>.o` holding a header (magic, SHA-256 and length of the payload) and
-the object. It is written to a temporary in the same folder and renamed into place, so concurrent builds
+An entry is `<root>/v2/<key[:2]>/<key>.o` holding a header (magic, SHA-256 and length of the payload) and
+the payload: one JSON line of the kernel's facts (what its text said of it, `KernelSource.text_facts`: a hit
+that skips the text must still know them) and the object. It is written to a temporary in the same folder and renamed into place, so concurrent builds
 sharing a cache only ever see whole entries (two writers of one key write the same bytes). Every read checks
 the payload's checksum: a bad entry is deleted and reported, and the kernel is built again, never linked.
 A hit touches the entry; `evict` removes the least recently used ones until the cache fits its size limit.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import json
 import os
 import sys
 import time
@@ -36,8 +38,8 @@ __all__ = ["CACHE_ENV", "DEFAULT_MAX_SIZE", "CacheStats", "Fetched", "KernelCach
 
 CACHE_ENV = "TENSILE_LITE_CACHE_DIR"
 DEFAULT_MAX_SIZE = 2 * 2**30
-FORMAT = 1
-_MAGIC = b"tensile-lite kernel cache 1\n"
+FORMAT = 2
+_MAGIC = b"tensile-lite kernel cache 2\n"
 _HEADER = len(_MAGIC) + 64 + 1 + 16 + 1  # magic, hex sha256, space, hex length, newline
 _STALE_TEMP = 3600.0  # seconds; a temporary lives for milliseconds unless its writer was killed
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -106,6 +108,7 @@ class Fetched:
 
     hit: bool
     corrupt: str | None = None
+    facts: tuple[tuple[str, int], ...] = ()  # the facts stored with the object
 
 
 @attrs.frozen(slots=True)
@@ -156,6 +159,9 @@ class KernelCache:
             except FileNotFoundError:
                 continue
             payload, why = _unpack(blob)
+            facts, obj = _split(payload) if payload is not None else ((), b"")
+            if facts is None:
+                payload, why = None, "unreadable facts line (corrupt entry)"
             if payload is None:
                 if root == self.root and self.writable:
                     with contextlib.suppress(OSError):
@@ -164,22 +170,25 @@ class KernelCache:
                 else:
                     corrupt.append(f"{path}: {why}; not used")
                 continue
-            dest.write_bytes(payload)
+            assert facts is not None
+            dest.write_bytes(obj)
             if root == self.root:
                 with contextlib.suppress(OSError):  # most recently used: evicted last
                     os.utime(path)
             elif self.writable:
-                self.store(key, dest)
-            return Fetched(True, "; ".join(corrupt) or None)
+                self.store(key, dest, facts)
+            return Fetched(True, "; ".join(corrupt) or None, facts)
         return Fetched(False, "; ".join(corrupt) or None)
 
-    def store(self, key: str, obj: Path) -> None:
-        """Add the object file `obj` as the entry of `key`, atomically (a temporary renamed into place)."""
+    def store(self, key: str, obj: Path, facts: Sequence[tuple[str, int]] = ()) -> None:
+        """Add the object file `obj` (and the kernel's `facts`) as the entry of `key`, atomically (a
+        temporary renamed into place)."""
         if not self.writable:
             return
         path = self.entry(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        payload = obj.read_bytes()
+        payload = json.dumps(sorted([k, v] for k, v in facts), separators=(",", ":")).encode() + b"\n" \
+            + obj.read_bytes()
         tmp = path.with_name(f".tmp-{os.getpid()}-{os.urandom(6).hex()}")
         try:
             tmp.write_bytes(_pack(payload))
@@ -225,6 +234,17 @@ class KernelCache:
 
 def _pack(payload: bytes) -> bytes:
     return _MAGIC + f"{hashlib.sha256(payload).hexdigest()} {len(payload):016x}\n".encode() + payload
+
+
+def _split(payload: bytes) -> tuple[tuple[tuple[str, int], ...] | None, bytes]:
+    """(facts, object) of a payload; facts None when the facts line is not what `store` writes."""
+    line, newline, obj = payload.partition(b"\n")
+    try:
+        pairs = json.loads(line) if newline else None
+        facts = tuple((str(k), int(v)) for k, v in pairs) if isinstance(pairs, list) else None
+    except (ValueError, TypeError):
+        return None, b""
+    return facts, obj
 
 
 def _unpack(blob: bytes) -> tuple[bytes | None, str]:

@@ -163,6 +163,8 @@ class BuildReport:
     cache_notes: tuple[str, ...] = ()  # corrupt entries found and rebuilt, a cache that could not be written
     # (arch, kernel) -> what it occupies, read back from the linked code objects (resources.py)
     resources: Mapping[tuple[str, str], KernelResources] = attrs.field(factory=dict, repr=False)
+    # (arch, kernel) -> what its text said of it (KernelSource.text_facts), for sources that say anything
+    facts: Mapping[tuple[str, str], Mapping[str, int]] = attrs.field(factory=dict, repr=False)
 
     @property
     def kernels_per_second(self) -> float:
@@ -269,6 +271,7 @@ class _Builder:
                                  plain_every=options.progress_every)
         self.linked: list[Path] = []
         self.resources: dict[tuple[str, str], KernelResources] = {}
+        self.facts: dict[tuple[str, str], Mapping[str, int]] = {}
         self.output_bytes = 0
         self.tmp: Path | None = None
         self.tool_slots: Any = None
@@ -290,6 +293,8 @@ class _Builder:
             error = {"tool": ToolFailure, "disk": DiskFull}.get(result.failure, BuildError)
             raise error(f"{self.ledger.describe_kernel(arch, result.name)}: {result.error}{where}")
         key = (arch, result.name)
+        if result.facts:
+            self.facts[key] = dict(result.facts)
         self.ledger.objects[key] = (result.object_path, result.object_bytes)
         self.ledger.add_tmp(result.object_bytes + result.text_bytes_kept)
         self.ledger.cached += result.cached
@@ -445,7 +450,7 @@ class _Builder:
             output_bytes=self.output_bytes, jobs=jobs, libraries=tuple(sorted(self.linked)),
             kernels_unused=tuple(self.ledger.unused), build_tmp=self.tmp if keep else None,
             kernels_cached=self.ledger.cached, cache_notes=tuple(self.ledger.cache_notes),
-            resources=dict(self.resources))
+            resources=dict(self.resources), facts=dict(self.facts))
         self.progress.message(report.summary())
         return report
 

@@ -37,7 +37,9 @@ class KernelSource(Protocol):
 
     A source may also have `cache_identity() -> bytes | None`: bytes that, with the tensile-lite code,
     determine its text exactly, so the kernel cache can be consulted before the text is rendered (cache.py).
-    Without it (or when it returns None) the cache is keyed by the text."""
+    Without it (or when it returns None) the cache is keyed by the text. And it may have
+    `text_facts(text) -> Mapping[str, int]`: figures its own text gives of the kernel (the library writes
+    some of them), carried with its object through the pipeline and the cache."""
 
     @property
     def name(self) -> str: ...
@@ -83,6 +85,7 @@ class AssembleResult:
     failure: str = "build"
     cached: bool = False  # the object came from the kernel cache: no text rendered (if keyed by identity), no assembler
     cache_note: str | None = None  # a corrupt entry found (and removed) on the way
+    facts: tuple[tuple[str, int], ...] = ()  # KernelSource.text_facts, sorted (from the cache on a hit)
 
 
 # The one piece of per-process state a worker holds: the semaphore bounding concurrent LLVM tool
@@ -142,6 +145,11 @@ def run_task(task: AssembleTask, tool_slots: Any = None) -> AssembleResult:
     except Exception as exc:  # any generator bug becomes this kernel's build error, named
         return AssembleResult(src.name, src.arch, None,
                               error=f"generating its assembly text failed: {type(exc).__name__}: {exc}")
+    try:
+        facts = _text_facts(src, text)
+    except Exception as exc:
+        return AssembleResult(src.name, src.arch, None,
+                              error=f"reading facts from its assembly text failed: {type(exc).__name__}: {exc}")
     if cache is not None and key is None:
         key = cache.key(flags, "text", text.encode())
         hit = _fetch(cache, key, obj, src, notes)
@@ -165,10 +173,15 @@ def run_task(task: AssembleTask, tool_slots: Any = None) -> AssembleResult:
                               failed_text=failed, failure=_failure_kind(exc), cache_note=note)
     if cache is not None and key is not None:
         try:
-            cache.store(key, obj)
+            cache.store(key, obj, facts)
         except OSError as exc:  # a cache that cannot be written costs speed, not the build
             note = "; ".join([*notes, f"cannot store in the kernel cache {cache.root}: {exc.strerror or exc}"])
-    return AssembleResult(src.name, src.arch, obj, obj.stat().st_size, kept, cache_note=note)
+    return AssembleResult(src.name, src.arch, obj, obj.stat().st_size, kept, cache_note=note, facts=facts)
+
+
+def _text_facts(src: KernelSource, text: str) -> tuple[tuple[str, int], ...]:
+    read = getattr(src, "text_facts", None)
+    return tuple(sorted((str(k), int(v)) for k, v in read(text).items())) if callable(read) else ()
 
 
 def _fetch(cache: KernelCache, key: str, obj: Path, src: KernelSource, notes: list[str]) -> AssembleResult | None:
@@ -183,7 +196,7 @@ def _fetch(cache: KernelCache, key: str, obj: Path, src: KernelSource, notes: li
     if not got.hit:
         return None
     return AssembleResult(src.name, src.arch, obj, obj.stat().st_size, cached=True,
-                          cache_note="; ".join(notes) or None)
+                          cache_note="; ".join(notes) or None, facts=got.facts)
 
 
 def _failure_kind(exc: TensileLiteError) -> str:

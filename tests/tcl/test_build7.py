@@ -166,6 +166,19 @@ def test_occupancy_is_what_each_built_kernel_allows(built, name):
     assert len(seen) > 1  # the kernels differ, so do their figures
 
 
+def test_loop_clocks_come_from_the_kernel_texts_and_survive_the_cache(tmp_path, logic, toolchain):
+    """MathClocksUnrolledLoop is read from each kernel's text in the worker; a cache hit renders no text,
+    so the entry carries the figure: a cold and a warm 7.2 build write the same bytes, with figures."""
+    cache = tmp_path / "cache"
+    for run in ("cold", "warm"):
+        assert tcl7(ROCM_7_2, logic, tmp_path / run, "gfx942", f"--cache-dir={cache}") == 0
+    cold, warm = ({p.name: p.read_bytes() for p in (tmp_path / run / "library").iterdir()} for run in ("cold", "warm"))
+    assert cold == warm
+    docs = _libraries(tmp_path / "warm" / "library")
+    clocks = [s["sizeMapping"]["MathClocksUnrolledLoop"] for d in docs.values() for s in d["solutions"]]
+    assert clocks and all(c > 0 for c in clocks) and len(set(clocks)) > 1
+
+
 def test_failed_build_keeps_the_earlier_library_and_a_7x_build_drops_an_old_stamp(tmp_path, logic, toolchain):
     out = tmp_path / "out"
     (out / "library").mkdir(parents=True)

@@ -46,6 +46,9 @@ MFMA_RESULT_WAIT = 20
 # A write group: the LDS writes of one global load of tile t + 1, and that load of tile t + 2.
 Group = tuple[list[Instruction], list[Instruction]]
 
+# the main loop's label (loop_clocks.py finds the loop by it)
+LOOP_BEGIN = "LoopBegin"
+
 
 def zero_accumulators(e: Emitter) -> None:
     acc = e.r.acc
@@ -274,7 +277,7 @@ def _unpipelined(e: Emitter) -> None:
     mac = plan.mfma.kind == MAC
     zero_accumulators(e)
     end = e.new_label("SummationEnd")
-    loop = e.new_label("LoopBegin")
+    loop = e.new_label(LOOP_BEGIN)
     no_prefetch = e.new_label("NoPrefetch")
     _first_load(e, end)
     e.label(loop)
@@ -306,7 +309,7 @@ def summation(e: Emitter) -> None:
     double = plan.lds_buffers == 2
     zero_accumulators(e)
     end = e.new_label("SummationEnd")
-    loop = e.new_label("LoopBegin")
+    loop = e.new_label(LOOP_BEGIN)
     slow = e.new_label("LoopSlow")
     join = e.new_label("LoopEnd")
     no_prefetch = e.new_label("NoPrefetch")

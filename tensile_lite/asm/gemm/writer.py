@@ -26,6 +26,7 @@ from tensile_lite.asm.gemm import epilogue_f64
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.epilogue import epilogue
 from tensile_lite.asm.gemm.layout import build_register_map
+from tensile_lite.asm.gemm.loop_clocks import MATH_CLOCKS, unrolled_loop_clocks
 from tensile_lite.asm.gemm.mainloop import summation
 from tensile_lite.asm.gemm.plan import GemmPlan
 from tensile_lite.asm.gemm.preload import enter
@@ -142,6 +143,10 @@ class GemmKernel:
         return generate(
             self.solution, self.name, code_object_version=self.code_object_version, decision=self.decision
         )
+
+    def text_facts(self, text: str) -> dict[str, int]:
+        """What the library reads from this kernel's text: its main loop's issue slots (loop_clocks.py)."""
+        return {MATH_CLOCKS: unrolled_loop_clocks(text)}
 
     def cache_identity(self) -> bytes | None:
         """What the text is a pure function of, given the writer's code (the kernel cache adds that): the
