@@ -39,7 +39,7 @@ def _refuse_unsent(pt: ProblemType) -> None:
 
 
 def _named(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float, beta: float,
-           ep: EpilogueArgs, gsu: int | None) -> list[tuple[str, bytes]]:
+           ep: EpilogueArgs, gsu: int | None, own_split_strides: bool) -> list[tuple[str, bytes]]:
     pt = sol.problem_type
     _refuse_unsent(pt)
     split = uses_workspace(sol, gsu)
@@ -50,8 +50,10 @@ def _named(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alph
     c = buffers["workspace"] if split and splits_for_conversion(sol) else buffers["C"]
     out += [("d", values.pointer(d)), ("c", values.pointer(c)), ("a", values.pointer(buffers["A"])),
             ("b", values.pointer(buffers["B"]))]
+    # the workspace's packed strides stand in for D's and C's, except for 7.x's single-kernel calls
+    packed = split and not (own_split_strides and splits_in_kernel(sol))
     for tensor in "DCAB":
-        strides = problem.packed_output_strides(pt) if split and tensor in "DC" else problem.tensor_strides(pt, tensor)
+        strides = problem.packed_output_strides(pt) if packed and tensor in "DC" else problem.tensor_strides(pt, tensor)
         out += [(f"stride{tensor}{i + 1}", values.u32(s)) for i, s in enumerate(strides)]
     out.append(("alpha", values.scalar(pt.compute_type, alpha)))
     if pt.use_beta:
@@ -64,33 +66,41 @@ def _named(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alph
 
 
 def gemm_fields(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float, beta: float = 0.0,
-                *, epilogue: EpilogueArgs | None = None, gsu: int | None = None) -> tuple[Field, ...]:
+                *, epilogue: EpilogueArgs | None = None, gsu: int | None = None,
+                own_split_strides: bool = False) -> tuple[Field, ...]:
     """Every argument after the header, placed at its kernarg offset (the header takes the first 16 bytes).
 
     `buffers` maps 'A', 'B', 'C', 'D' to device addresses, and the epilogue's pointers by their
     `epilogue.POINTERS` keys (a missing one is null); a split-K call adds 'workspace' and 'synchronizer'.
-    `gsu` is the user's GSU override (None: the solution's).
+    `gsu` is the user's GSU override (None: the solution's). `own_split_strides`: pack as ROCm 7.x does, a
+    single-kernel split-K call with D's and C's own strides (the 2024 runtime sends the workspace's packed
+    ones; ContractionSolution.cpp, rocm-libraries, "Pass wsStride if it's not in MBSK mode").
     """
     out, offset = [], HEADER_BYTES
-    for name, data in _named(sol, problem, buffers, alpha, beta, epilogue or EpilogueArgs(), gsu):
+    for name, data in _named(sol, problem, buffers, alpha, beta, epilogue or EpilogueArgs(), gsu,
+                             own_split_strides):
         out.append(Field(name, offset, data))
         offset += len(data)
     return tuple(out)
 
 
 def pack_gemm_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
-                   beta: float = 0.0, *, epilogue: EpilogueArgs | None = None, gsu: int | None = None) -> bytes:
+                   beta: float = 0.0, *, epilogue: EpilogueArgs | None = None, gsu: int | None = None,
+                   own_split_strides: bool = False) -> bytes:
     """The arguments after the header: the inline argType-0 body, and one record of an argType-1 table."""
-    return b"".join(f.data for f in gemm_fields(sol, problem, buffers, alpha, beta, epilogue=epilogue, gsu=gsu))
+    return b"".join(f.data for f in gemm_fields(sol, problem, buffers, alpha, beta, epilogue=epilogue, gsu=gsu,
+                                                own_split_strides=own_split_strides))
 
 
 def pack_kernel_args(sol: Solution, problem: GemmProblem, buffers: Mapping[str, int], alpha: float,
                      beta: float = 0.0, *, gemm_count: int = 1, arg_type: int = ARG_TYPE_INLINE,
-                     cu_count: int = 0, epilogue: EpilogueArgs | None = None, gsu: int | None = None) -> bytes:
+                     cu_count: int = 0, epilogue: EpilogueArgs | None = None, gsu: int | None = None,
+                     own_split_strides: bool = False) -> bytes:
     """The kernarg bytes of one argType-0 call of `sol` on `problem` (see gemm_fields)."""
     header = pack_header(gemm_count, arg_type, internal_args(sol, cu_count=cu_count, gsu=gsu),
                          num_workgroups(sol, problem, gsu=gsu))
-    return header + pack_gemm_args(sol, problem, buffers, alpha, beta, epilogue=epilogue, gsu=gsu)
+    return header + pack_gemm_args(sol, problem, buffers, alpha, beta, epilogue=epilogue, gsu=gsu,
+                                   own_split_strides=own_split_strides)
 
 
 HEADER_FIELDS = ("gemm_count", "internalArgs", "internalArgs1", "numWorkGroups")

@@ -106,7 +106,7 @@ def pack(rs: RuntimeSolution, problem: GemmProblem, buffers: Mapping[str, int], 
     gsu = launch_gsu(rs, gsu)
     try:
         blob = pack_kernel_args(rs.solution, problem, buffers, alpha, beta, epilogue=epilogue, gsu=gsu,
-                                gemm_count=gemm_count, arg_type=arg_type)
+                                gemm_count=gemm_count, arg_type=arg_type, own_split_strides=rs.own_split_strides)
     except TensileLiteError as exc:
         raise NotVerifiable(f"kernel arguments cannot be packed: {exc.one_line()}") from None
     layout(rs)  # the legacy layout is not packed

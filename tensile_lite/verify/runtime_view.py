@@ -34,6 +34,9 @@ class RuntimeSolution:
     solution: Solution
     internal_support: Mapping[str, Any] = attrs.field(hash=False, eq=False)
     size_mapping: Mapping[str, Any] = attrs.field(hash=False, eq=False)  # as the entry has it
+    # the runtime sends a single-kernel split-K call D's and C's own strides (ROCm 7.x, whose entries
+    # carry taskPredicate) instead of packed ones (2024)
+    own_split_strides: bool = False
 
     @property
     def global_accumulation(self) -> int:
@@ -192,7 +195,8 @@ def runtime_solution(entry: Mapping[str, Any], arch: str) -> RuntimeSolution:
     if list(sol.macro_tile) != macro:
         raise DamagedEntry(f"macroTile {macro} does not follow from workGroup {workgroup} and threadTile")
     support = entry.get("internalArgsSupport")
-    return RuntimeSolution(pt, sol, dict(support) if isinstance(support, Mapping) else {}, dict(sm))
+    return RuntimeSolution(pt, sol, dict(support) if isinstance(support, Mapping) else {}, dict(sm),
+                           own_split_strides="taskPredicate" in entry)
 
 
 def from_model(sol: Solution) -> RuntimeSolution:

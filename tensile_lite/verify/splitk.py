@@ -55,8 +55,10 @@ def overridable(rs: RuntimeSolution) -> bool:
 def launch_gsu(rs: RuntimeSolution, problem: GemmProblem, gsu: int | None = None) -> int:
     """The GSU a call of `problem` runs with: the one asked for (None: the solution's) as the runtime
     takes it, except 1 for an in-kernel split-K kernel whose C or D is padded, when the library lets the
-    runtime override GSU (with GSU > 1 upstream addresses C and D packed: spec §7 #8)."""
-    if gsu is None and rs.split_k and overridable(rs) and not packed_cd(rs.problem_type, problem):
+    runtime override GSU and the runtime is the 2024 one (with GSU > 1 it addresses C and D packed: spec
+    §7 #8; 7.x passes their own strides)."""
+    if gsu is None and rs.split_k and overridable(rs) and not rs.own_split_strides \
+            and not packed_cd(rs.problem_type, problem):
         return 1
     return runtime_args.launch_gsu(rs, gsu)
 

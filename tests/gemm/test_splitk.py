@@ -9,6 +9,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 
@@ -189,6 +190,21 @@ def test_grouped_launches(build, arg_type: int) -> None:
     _grouped(built, emu, problems, arg_type)
 
 
+@pytest.mark.parametrize("gsu", [2, 5])
+def test_7x_passes_d_and_c_strides_of_their_own(build, gsu: int) -> None:
+    """ROCm 7.x sends a single-kernel split-K call D's and C's own strides (the 2024 runtime the
+    workspace's packed ones): the kernel places its tiles in the packed workspace from the sizes, so the
+    same kernel matches numpy on padded C and D, batched, with edge tiles, under 7.x's packing."""
+    pt = problem_type("HHS", False, True)
+    built, emu = build(_mbsk(pt, gsu=3))
+    built7 = attrs.evolve(built, runtime=attrs.evolve(built.runtime, own_split_strides=True))
+    problem = GemmProblem(40, 36, 100, 2, strides_c=(43, 1700), strides_d=(41, 1600))
+    run = Run(built7, emu, problem, gsu=gsu, alpha=0.75, beta=0.5)
+    _check(run)
+    # every partial went to the packed slices, none past them (the workspace is sized packed)
+    assert run.partials is not None and (run.partials != POISON).sum() == gsu * 40 * 36 * 2
+
+
 def test_split_k_arguments_decode_at_their_offsets() -> None:
     """Runtime packing vs the kernel's metadata: the workspace in D's place with packed D/C strides,
     dstD / Synchronizer / GSUSync last; with GSU 1 the ordinary D and strides."""
@@ -217,6 +233,10 @@ def test_split_k_arguments_decode_at_their_offsets() -> None:
                                                                                            0x7000, 0)
         assert (u32("strideD0"), u32("strideD1")) == strides
         assert (u32("strideC0"), u32("strideC1")) == (strides if gsu != 1 else (31, 700))
+        # 7.x: D's and C's own strides with the workspace in D's place
+        blob7 = pack_kernel_args(sol, problem, buffers, 1.0, 0.0, gsu=gsu, own_split_strides=True)
+        assert (u32("strideD0", blob7), u32("strideD1", blob7), u32("strideC0", blob7)) == (32, 800, 31)
+        assert (ptr("D", blob7), ptr("dstD", blob7)) == (d, 0xD000)
     # the workspace the host sizes: GSU slices of M x N x batch f32, and a counter per tile and wave
     assert workspace_bytes(sol, problem) == 30 * 20 * 3 * 4 * 4 + 1 * 1 * 4 * 4
     assert workspace_bytes(sol, problem, gsu=1) == 0

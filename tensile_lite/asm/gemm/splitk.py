@@ -3,8 +3,10 @@ MultipleBuffer (the runtime's conversion kernel reduces, postgsu.py: the kernel 
 
 The runtime launches GSU workgroups per output tile (spec/epilogue_semantics.md §5.4, §5.5, §6.1)
 and reads the GSU value from the argument header (internalArgs bits 0-13), so a user's GSU
-override is honoured. For GSU > 1 it passes the workspace in D's place, D and C strides packed
-(M, M x N), and the real D as `dstD`; for GSU 1 the ordinary arguments. Per workgroup:
+override is honoured. For GSU > 1 it passes the workspace in D's place and the real D as `dstD`, with
+D's and C's strides packed (M, M x N) by the 2024 runtime and as they are by 7.x's (for the single kernel;
+MultipleBuffer still gets packed ones): the workspace is addressed from the sizes, D and C with the
+strides passed, so one kernel serves both; for GSU 1 the ordinary arguments. Per workgroup:
 
     map_workgroup   flat id -> (tile, batch, slice g), GSUWGMRR (bit 14) picking the order
     slice_k         slice g sums DepthU blocks [start, start + n) of K, contiguous (the coalesced
@@ -182,7 +184,8 @@ def shift_operand(e: Emitter, o: OperandRegs) -> None:
 
 def output_resources(e: Emitter) -> None:
     """MultipleBufferSingleKernel with GSU > 1: D's resource moves from the workspace (D's place) to
-    dstD at the same offset (the host packs both with D's strides). MultipleBuffer keeps the workspace."""
+    dstD at the same offset (both are D's place at this tile with the strides the call passes for D, which
+    the workspace itself does not use: _workspace_resource). MultipleBuffer keeps the workspace."""
     isa, r = e.isa, e.r
     if e.plan.split_k != SINGLE_KERNEL:
         return
@@ -197,20 +200,28 @@ def output_resources(e: Emitter) -> None:
 
 
 def _workspace_resource(e: Emitter) -> None:
-    """The workspace resource at this tile of slice g: the tile's offset in D's resource (from the
-    tensor D's resource addresses: dstD, or the workspace itself for MultipleBuffer) in f32 elements,
-    plus g slices of M x N x batch f32."""
+    """The workspace resource at this tile of slice g. The workspace is packed whatever strides the call
+    passes for D and C (the 2024 runtime sends packed ones, 7.x D's and C's own for the single kernel:
+    ContractionSolution.cpp, "Pass wsStride if it's not in MBSK mode"), so the tile's place in it comes
+    from the sizes: element (tile0, tile1, batch) of slice g at tile0 + M * (tile1 + N * batch) + g slices
+    of M x N x batch f32, in D's place (the workspace pointer both algorithms pass there)."""
     isa, r, plan = e.isa, e.r, e.plan
     _, g, _, _ = _regs(e)
     ws = _workspace(e)
     t = r.stmp
-    shift = 2 - (plan.dest_bpe.bit_length() - 1)
-    dst = r.arg("dstD" if plan.split_k == SINGLE_KERNEL else "D")
-    e(isa.s_sub_u32(t[0], r.srd_d[0], dst[0]), isa.s_subb_u32(t[1], r.srd_d[1], dst[1]))
-    if shift:
-        e(isa.s_lshl_b64(t[0:2], t[0:2], shift))
+    m, n = r.arg("SizesFree0"), r.arg("SizesFree1")
+    if plan.batched:
+        e(isa.s_mul_i32(t[2], r.batch, n), isa.s_add_u32(t[2], t[2], r.tile1))
+    else:
+        e(isa.s_mov_b32(t[2], r.tile1))
+    e(mul32x32_64(isa, t[0:2], t[2], m))
+    e(isa.s_add_u32(t[0], t[0], r.tile0), isa.s_addc_u32(t[1], t[1], 0))
+    e(isa.s_lshl_b64(t[0:2], t[0:2], 2))
     e(add64(isa, ws[0:2], r.arg("D"), t[0:2]))
-    e(isa.s_lshl_b32(ws[2], r.srd_d[2], shift) if shift else isa.s_mov_b32(ws[2], r.srd_d[2]))
+    # bytes from the tile's origin to the end of its matrix: (N - tile1 - 1) * M + (M - tile0) elements
+    e(isa.s_sub_u32(t[2], n, r.tile1), isa.s_sub_u32(t[2], t[2], 1), isa.s_mul_i32(t[2], t[2], m))
+    e(isa.s_sub_u32(t[3], m, r.tile0), isa.s_add_u32(t[2], t[2], t[3]))
+    e(isa.s_lshl_b32(ws[2], t[2], 2))
     e(isa.s_mov_b32(ws[3], r.srd_d[3]))
     _slice_bytes(e, t[2])
     e(mul32x32_64(isa, t[0:2], t[2], g))
@@ -266,7 +277,8 @@ def _lane_coordinates(e: Emitter, w: _Lane) -> None:
     e(isa.v_add_u32(w.row, w.row, v[5]))
     e.v_mul_const(w.col, v[2], wt1 * plan.block_n)
     e(isa.v_add_u32(w.col, w.col, v[6]))
-    e(isa.v_mul_lo_u32(v[0], w.col, r.arg("strideD0")), isa.v_add_u32(v[0], v[0], w.row))
+    # the packed workspace's column stride is M (see _workspace_resource)
+    e(isa.v_mul_lo_u32(v[0], w.col, r.arg("SizesFree0")), isa.v_add_u32(v[0], v[0], w.row))
     e(isa.v_lshlrev_b32(w.offset, 2, v[0]))
     t = r.stmp
     e(isa.s_sub_u32(t[0], r.arg("SizesFree0"), r.tile0))
@@ -279,7 +291,7 @@ def _block_column(e: Emitter, w: _Lane, t1: int, soff: Reg) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     vcc = plan.arch.vcc
     t = r.stmp
-    e(isa.s_mul_i32(soff, r.arg("strideD0"), t1 * plan.block_n * 4))
+    e(isa.s_mul_i32(soff, r.arg("SizesFree0"), t1 * plan.block_n * 4))
     e(isa.s_sub_u32(t[0], r.arg("SizesFree1"), r.tile1))
     e(isa.s_sub_i32(t[0], t[0], t1 * plan.block_n))
     e(isa.v_cmp_gt_i32(vcc, t[0], w.col))
