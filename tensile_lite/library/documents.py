@@ -34,7 +34,7 @@ def _selection(ph: PlaceholderPlan) -> dict[str, Any]:
         hit = ph.by_position.get((path, position))
         return None if hit is None else hit.index
 
-    return selection_library(ph.files, index_of)
+    return selection_library(ph.files, index_of, ph.schema)
 
 
 def placeholder_document(ph: PlaceholderPlan, honoured: Honoured | None = None,

@@ -20,7 +20,16 @@ ROCm/hipBLASLt @d3e61ba4 and @4d642fa7 for 2025, rocm-libraries @117ce5aa and @0
 - TypesEqual carries five types (A, B, C, D, compute input) up to 7.2 and six (the compute input of A and
   of B) in develop: more than the reader's array fails the load, fewer would leave the last unmatched;
 - 7.x's writer adds WorkgroupNumberCheck (index 0, [MT0, MT1, GSU]: at most 2^24 workgroups) for
-  non-Stream-K kernels and SwizzleTensorA/B (false: our kernels read unswizzled operands) to every solution.
+  non-Stream-K kernels, and to the problem-type predicates (the master's rows and every solution's)
+  DataTypeE after UseE and SwizzleTensorA/B last (false: our kernels read unswizzled operands, and without
+  them a swizzled problem would match them); `Contractions.py` @012a6dcf.
+The 2025 registry (ROCm/hipBLASLt @d3e61ba4) has WorkgroupNumberCheck, DataTypeE and SwizzleTensorA/B.
+Selection rows (`Tensile/SolutionLibrary.py` @003add59, the runtime's `ExactLogicLibrary.hpp` @74359600):
+develop's writer gives a GridBased row the predicate GridBasedMatching (2024: TruePred; the runtime tells
+the row apart by it) and orders rows Equality, Range, Prediction, GridBased, FreeSize, then TruePred; the
+2025 registry has no GridBasedMatching, so the 7.0-7.2 record keeps TruePred and the 2024 order (a
+predicate type the reader lacks would fail the load). The DecisionTree library type is gone from the 7.x
+runtime's library list, so a 7.x build leaves DecisionTree files out.
 """
 
 from __future__ import annotations
@@ -69,7 +78,10 @@ class EntrySchema:
     compute_input_ab: bool = False
     workspace_in_problem: bool = True      # WorkspaceCheck among the problem predicates (2024)
     synchronizer_gsu: bool = False         # SynchronizerSizeCheck's value ends with the GSU
-    new_problem_checks: bool = False       # WorkgroupNumberCheck and SwizzleTensorA/B
+    new_problem_checks: bool = False       # WorkgroupNumberCheck, DataTypeE and SwizzleTensorA/B
+    grid_based_row: str = "TruePred"       # the predicate of a GridBased selection row
+    row_rank: tuple[str, ...] = ()         # selection rows in this order of predicate types ((): by name)
+    decision_trees: bool = True            # the runtime has a DecisionTree library
 
     @property
     def needs_kernel_facts(self) -> bool:
@@ -77,10 +89,13 @@ class EntrySchema:
 
 
 SCHEMA_2024 = EntrySchema("2024")
-_7X = EntrySchema("7.x", use_sfc=True, workspace_in_problem=False, synchronizer_gsu=True, new_problem_checks=True)
+_7X = EntrySchema("7.x", use_sfc=True, workspace_in_problem=False, synchronizer_gsu=True, new_problem_checks=True,
+                  decision_trees=False)
 SCHEMA_7_2 = attrs.evolve(_7X, name="7.2", task_predicate=WORKSPACE_TASK, size_keys=_SIZE_KEYS_7)
 SCHEMA_DEVELOP = attrs.evolve(_7X, name="develop", task_predicate=LAUNCH_TASK, size_keys=_SIZE_KEYS_DEVELOP,
-                              compute_input_ab=True)
+                              compute_input_ab=True, grid_based_row="GridBasedMatching",
+                              row_rank=("EqualityMatching", "RangeMatching", "PredictionMatching",
+                                        "GridBasedMatching", "FreeSizeMatching"))
 
 SCHEMAS: Mapping[str, EntrySchema] = MappingProxyType(
     {s.name: s for s in (SCHEMA_2024, SCHEMA_7_2, SCHEMA_DEVELOP)})

@@ -295,9 +295,12 @@ def _arch_plan(arch: str, groups: dict[str, list[LogicFile]], check: Callable[[S
         group = tuple(sorted(groups[name], key=lambda lf: lf.path))
         _check_mergeable(name, group)
         planned: list[PlannedSolution] = []
+        schema = schema_of(interface)
         for lf in group:
             for pos, sol in enumerate(lf.solutions):
                 reason = _verdict(check(sol, lf.path, pos))
+                if reason is None and lf.library_type == "DecisionTree" and not schema.decision_trees:
+                    reason = f"the {interface.name} runtime has no DecisionTree library"
                 if reason is not None:
                     excluded.append(Excluded(arch, lf.path, pos, sol.name, reason))
                     continue

@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tensile_lite.errors import LogicError, Where
-from tensile_lite.library.predicates import Node, conjunction, pred, sort_key, true_pred
+from tensile_lite.library.entry_schema import SCHEMA_2024, EntrySchema
+from tensile_lite.library.predicates import Node, conjunction, pred, sort_key
 from tensile_lite.model.logicfile import LogicFile
 from tensile_lite.model.params import plain
 
@@ -39,10 +40,21 @@ def matching_layout(lf: LogicFile) -> tuple[list[str], list[int]]:
 _SOLUTION_LISTS = {"FreeSize": "FreeSizeMatching", "Prediction": "PredictionMatching"}
 
 
-def _row_predicate(lf: LogicFile) -> Node:
+def _row_predicate(lf: LogicFile, schema: EntrySchema = SCHEMA_2024) -> Node:
     if lf.library_type in _SOLUTION_LISTS:
         return pred(_SOLUTION_LISTS[lf.library_type])
-    return pred("EqualityMatching") if lf.library_type == "Equality" else true_pred()
+    return pred("EqualityMatching") if lf.library_type == "Equality" else pred(schema.grid_based_row)
+
+
+def _row_order(predicate: Node, schema: EntrySchema) -> tuple[Any, ...]:
+    """Where a row goes: in the reader's order of row types where it has one, else upstream's 2024 order
+    (everything before TruePred, then by type, index and value)."""
+    rank = schema.row_rank
+    kind = predicate["type"]
+    if not rank:
+        return sort_key(predicate)
+    place = rank.index(kind) if kind in rank else len(rank) + (kind == "TruePred")
+    return (place, sort_key(predicate))
 
 
 def _regions(lf: LogicFile) -> Sequence[Mapping[str, Any]]:
@@ -112,8 +124,10 @@ def _tree_library(lf: LogicFile, region: Mapping[str, Any], index_of: IndexOf) -
             "nullValue": {"type": "Single", "index": null_index}}
 
 
-def selection_library(files: Sequence[LogicFile], index_of: IndexOf) -> dict[str, Any]:
-    """The placeholder's `Problem` library over its files (sorted by path), rows merged and ordered."""
+def selection_library(files: Sequence[LogicFile], index_of: IndexOf,
+                      schema: EntrySchema = SCHEMA_2024) -> dict[str, Any]:
+    """The placeholder's `Problem` library over its files (sorted by path), rows merged and ordered as the
+    runtime served (`schema`) expects."""
     rows: dict[Any, dict[str, Any]] = {}
     for lf in files:
         if lf.library_type == "DecisionTree":
@@ -121,10 +135,10 @@ def selection_library(files: Sequence[LogicFile], index_of: IndexOf) -> dict[str
                 library = _tree_library(lf, region, index_of)
                 if library is not None:
                     predicate = _region_predicate(lf, region)
-                    rows[sort_key(predicate)] = {"predicate": predicate, "library": library}
+                    rows[_row_order(predicate, schema)] = {"predicate": predicate, "library": library}
             continue
-        predicate = _row_predicate(lf)
-        key = sort_key(predicate)
+        predicate = _row_predicate(lf, schema)
+        key = _row_order(predicate, schema)
         kept = [i for pos in range(len(lf.solutions)) if (i := index_of(lf.path, pos)) is not None]
         if lf.library_type == "FreeSize":
             library = {"type": "FreeSize", "table": [{"index": i} for i in kept]}

@@ -83,6 +83,7 @@ def type_predicates(v: ProblemView, names: TypeSpelling = SPELLING_2024,
         pred("UseGradient", v.gradient),
         pred("UseBias", v.use_bias),
         pred("UseE", v.use_e),
+        *([pred("DataTypeE", n(v.e_type))] if schema.new_problem_checks else []),
         pred("StridedBatched", v.strided_batched),
         pred("GroupedGemm", v.grouped_gemm),
         pred("UseScaleAB", v.use_scale_ab),
@@ -91,6 +92,7 @@ def type_predicates(v: ProblemView, names: TypeSpelling = SPELLING_2024,
         pred("Sparse", v.sparse),
         pred("F32XdlMathOp", n(v.f32_xdl_math_op)),
         pred("SupportDeviceUserArguments", v.support_user_args),
+        *([pred("SwizzleTensorA", False), pred("SwizzleTensorB", False)] if schema.new_problem_checks else []),
     ]
 
 
@@ -166,10 +168,8 @@ def _kernel_predicates(sol: Solution, v: ProblemView, schema: EntrySchema) -> li
         out.append(pred("GlobalSplitUCheckMinK", [derived.MIN_K_FOR_GSU, gsu]))
     out.append(pred("WorkgroupMappingXCCCheck",
                     [abs(sol.runtime.workgroup_mapping_xcc), sol.runtime.workgroup_mapping_xcc_group]))
-    if schema.new_problem_checks:
-        if not derived.stream_k(sol) and derived.internal_support(sol)["version"] >= 1:
-            out.append(pred("WorkgroupNumberCheck", [mt0, mt1, gsu], 0))
-        out += [pred("SwizzleTensorA", False), pred("SwizzleTensorB", False)]
+    if schema.new_problem_checks and not derived.stream_k(sol) and derived.internal_support(sol)["version"] >= 1:
+        out.append(pred("WorkgroupNumberCheck", [mt0, mt1, gsu], 0))
     return out
 
 

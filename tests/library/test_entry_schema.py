@@ -66,7 +66,7 @@ _PROBLEM_PREDICATES_7 = {
     "BufferLoadOffsetLimitCheck", "BufferLoadOffsetLimitCheck_Beta", "BufferStoreOffsetLimitCheck",
     "GlobalSplitUCheckMinK", "WorkgroupMappingXCCCheck", "BetaZero", "CDStridesEqual", "AmaxDCheck",
     "SynchronizerSizeCheck", "TypesEqual", "WorkgroupNumberCheck", "SwizzleTensorA", "SwizzleTensorB",
-    "TruePred", "And",
+    "DataTypeE", "TruePred", "And",
 }
 _TASK_PREDICATES = {ROCM_7_2: {"WorkspaceCheck", "TruePred", "And"},
                     ROCM_DEVELOP: {"WorkspaceCheck", "LaunchLimits", "TruePred", "And"}}
@@ -183,3 +183,54 @@ def test_synchronizer_slots_count_tiles_batches_and_waves(logic: list[LogicFile]
     assert synchronizer_slots(batched) == tiles * 3 * 4
     unbatched = attrs.evolve(sol, params={**sol.params, "NumElementsPerThread": 8, "NumElementsPerBatchStore": 0})
     assert synchronizer_slots(unbatched) == tiles * 8 * 4
+
+
+def _documents(logic: list[LogicFile], name: str, tmp: Path) -> list[tuple[str, dict[str, Any]]]:
+    plan = build_plan(logic, archs=["gfx90a", "gfx942"], interface=INTERFACES[name])
+    library = tmp / f"docs-{name}"
+    write_library(plan, library, "msgpack")
+    return [(p.name, read_dat(p)) for p in sorted(library.rglob("*.dat")) if "Mapping" not in p.name]
+
+
+@pytest.mark.parametrize("name, grid_row", [(HIPBLASLT_2024, "TruePred"), (ROCM_7_2, "TruePred"),
+                                            (ROCM_DEVELOP, "GridBasedMatching")])
+def test_selection_rows_as_each_reader_orders_and_tells_them_apart(logic: list[LogicFile], name: str,
+                                                                   grid_row: str, tmp_path: Path) -> None:
+    """develop tells a GridBased row by GridBasedMatching and orders rows by kind; 7.0-7.2's registry has
+    no such predicate, so its rows stay as in 2024."""
+    rank = ["EqualityMatching", "RangeMatching", "PredictionMatching", "GridBasedMatching", "FreeSizeMatching",
+            "TruePred"]
+    grid = 0
+    for _, doc in _documents(logic, name, tmp_path):
+        if not doc["solutions"]:
+            continue  # a master
+        rows = doc["library"]["rows"]
+        for row in rows:
+            if row["library"].get("distance") == "GridBased":
+                assert row["predicate"] == {"type": grid_row}
+                grid += 1
+        kinds = [row["predicate"]["type"] for row in rows]
+        if name == ROCM_DEVELOP:
+            assert kinds == sorted(kinds, key=rank.index)
+    assert grid > 0
+
+
+@pytest.mark.parametrize("name", sorted(INTERFACES))
+def test_master_rows_carry_the_problem_type_checks_of_their_reader(logic: list[LogicFile], name: str,
+                                                                   tmp_path: Path) -> None:
+    """7.x's problem-type predicates add DataTypeE and SwizzleTensorA/B (without them a swizzled problem
+    would match our unswizzled kernels); the 2024 registry does not know them."""
+    masters = [doc for file, doc in _documents(logic, name, tmp_path) if file.startswith("TensileLibrary_lazy_")]
+    assert masters
+    for doc in masters:
+        for hw in doc["library"]["rows"]:
+            for op in hw["library"]["map"].values():
+                for perf in op["rows"]:
+                    for row in perf["library"]["rows"]:
+                        kinds = [p["type"] for p in _leaves(row["predicate"])]
+                        new = [k for k in kinds if k in ("DataTypeE", "SwizzleTensorA", "SwizzleTensorB")]
+                        if name == HIPBLASLT_2024:
+                            assert new == []
+                        else:
+                            assert new == ["DataTypeE", "SwizzleTensorA", "SwizzleTensorB"]
+                            assert kinds.index("DataTypeE") == kinds.index("UseE") + 1

@@ -260,16 +260,33 @@ def test_without_lazy_loading_flat_bytes_do_not_depend_on_jobs_and_kernels_verif
     assert [o.status for o in report.outcomes] == [PASSED, PASSED]
 
 
-def _as_2024(entry: dict[str, Any]) -> None:
-    assert entry["internalArgsSupport"].pop("useSFC") is False
-    # 7.x checks the workspace as a task (2024 as a problem predicate, which the probe then goes without)
-    assert entry.pop("taskPredicate") == {"type": "WorkspaceCheck"}
-    for key in SCHEMA_7_2.size_keys:
-        entry["sizeMapping"].pop(key)
-    preds = entry["problemPredicate"]["value"]
-    new = [p for p in preds if p["type"] in ("WorkgroupNumberCheck", "SwizzleTensorA", "SwizzleTensorB")]
-    assert len(new) == 3
-    entry["problemPredicate"]["value"] = [p for p in preds if p not in new]
+_NEW_PREDICATES = ("WorkgroupNumberCheck", "DataTypeE", "SwizzleTensorA", "SwizzleTensorB")
+
+
+def _without_new_predicates(node: Any) -> int:
+    """Drop the predicates only 7.x's registry knows from every `And` below `node`; how many went."""
+    dropped = 0
+    if isinstance(node, dict):
+        if node.get("type") == "And":
+            kept = [p for p in node["value"] if p.get("type") not in _NEW_PREDICATES]
+            dropped += len(node["value"]) - len(kept)
+            node["value"] = kept
+        for value in node.values():
+            dropped += _without_new_predicates(value)
+    elif isinstance(node, list):
+        dropped += sum(_without_new_predicates(v) for v in node)
+    return dropped
+
+
+def _as_2024(doc: dict[str, Any]) -> None:
+    for entry in doc["solutions"]:
+        assert entry["internalArgsSupport"].pop("useSFC") is False
+        # 7.x checks the workspace as a task (2024 as a problem predicate, which the probe then goes without)
+        assert entry.pop("taskPredicate") == {"type": "WorkspaceCheck"}
+        for key in SCHEMA_7_2.size_keys:
+            entry["sizeMapping"].pop(key)
+        assert _without_new_predicates(entry["problemPredicate"]) == 4
+    _without_new_predicates(doc["library"])
 
 
 def test_hipblaslt_runtime_loads_the_72_layout(tmp_path, toolchain, runtime_probe: Probe):
@@ -288,8 +305,7 @@ def test_hipblaslt_runtime_loads_the_72_layout(tmp_path, toolchain, runtime_prob
         for path in library.iterdir():
             if path.name.endswith(".dat") and path.name.split(".")[0].endswith(f"_{gfx}"):
                 doc = read_dat(path)  # without the keys 7.x's runtime requires and 2024's strict mode refuses
-                for entry in doc["solutions"]:
-                    _as_2024(entry)
+                _as_2024(doc)
                 (folder / path.name).write_bytes(encode(doc, "msgpack"))
             elif path.name.split(".")[0].endswith(f"_{gfx}") or path.name == f"Kernels.so-000-{gfx}.hsaco":
                 shutil.copy(path, folder / path.name)
