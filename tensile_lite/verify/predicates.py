@@ -77,6 +77,10 @@ SELECTION_ONLY: frozenset[str] = frozenset({
     "BufferLoadOffsetLimitCheck_Beta", "BufferStoreOffsetLimitCheck", "WorkgroupMappingXCCCheck",
     "SynchronizerSizeCheck", "AIGreaterThanEqual", "AILessThanEqual", "CUEfficiency", "Experimental",
     "EqualityMatching", "FreeSizeMatching", "PersistentKernelCheck", "AMDGPU", "Processor", "CUCount",
+    # ROCm 7.x's additions: type and layout checks our problems pass, a workgroup-count limit only huge
+    # problems reach, the task predicates, and row tags
+    "DataTypeE", "SwizzleTensorA", "SwizzleTensorB", "WorkgroupNumberCheck", "LaunchLimits",
+    "GridBasedMatching", "RangeMatching", "PredictionMatching",
 })
 
 

@@ -13,8 +13,9 @@ Split-K kernels (splitk.py) run each case with the solution's GSU, K long enough
 sum at least one DepthU block (and for GlobalSplitUCheckMinK), `edges` with one block more so the
 slices are uneven and one also takes the K tail; `edges` keeps C and D packed so that edge tiles,
 the tail and the batch go through the split-K reduction, while `small` pads them and so runs with
-GSU 1 (upstream addresses padded C/D wrong with GSU > 1), as does `k0` (K 0 is below the minimum K);
-both only when the library lets the runtime override GSU. MultipleBuffer kernels (conversion.py) with
+GSU 1 (the 2024 runtime addresses padded C/D packed with GSU > 1), as does `k0` (K 0 is below the minimum
+K); both only when the library lets the runtime override GSU. A 7.x library's kernels get C's and D's own
+strides, so there every case keeps its padding and its GSU. MultipleBuffer kernels (conversion.py) with
 GSU > 1 size K the same way, but keep every case's padded C and D: the conversion kernel addresses
 them at their own strides, so only K below GlobalSplitUCheckMinK runs with GSU 1.
 """
@@ -140,9 +141,10 @@ def cases(rs: RuntimeSolution, predicate: Mapping[str, Any] | None) -> tuple[lis
     gsu = sol.runtime.global_split_u
     # the kernel splits K at the solution's GSU (in-kernel, or into the runtime's conversion kernel)
     split = (rs.split_k or rs.multiple_buffer) and gsu > 1
-    # upstream's in-kernel split-K addresses C and D packed whatever their strides (§5.4, §7 #8); the
-    # conversion kernel of MultipleBuffer reads C and writes D at their own strides
-    packed_only = split and rs.split_k
+    # the 2024 runtime's in-kernel split-K addresses C and D packed whatever their strides (§5.4, §7 #8),
+    # 7.x's passes their own (docs/rocm7_kernel_args.md); the conversion kernel of MultipleBuffer reads C
+    # and writes D at their own strides
+    packed_only = split and rs.split_k and not rs.own_split_strides
     override = splitk.overridable(rs)
     # split-K: enough DepthU blocks for every slice, and K at least GlobalSplitUCheckMinK's GSU x min K
     min_k = value_of(predicate, "GlobalSplitUCheckMinK")
