@@ -70,6 +70,8 @@ NO_TASK, WORKSPACE_TASK, LAUNCH_TASK = "", "workspace", "workspace+launch"
 
 @attrs.frozen(slots=True)
 class EntrySchema:
+    """What one generation's readers require beyond the 2024 entry and library nodes."""
+
     name: str
     use_sfc: bool = False                  # internalArgsSupport.useSFC
     task_predicate: str = NO_TASK          # which task predicates `taskPredicate` may hold ("" = no key)
@@ -82,10 +84,6 @@ class EntrySchema:
     grid_based_row: str = "TruePred"       # the predicate of a GridBased selection row
     row_rank: tuple[str, ...] = ()         # selection rows in this order of predicate types ((): by name)
     decision_trees: bool = True            # the runtime has a DecisionTree library
-
-    @property
-    def needs_kernel_facts(self) -> bool:
-        return "CUOccupancy" in self.size_keys or "MathClocksUnrolledLoop" in self.size_keys
 
 
 SCHEMA_2024 = EntrySchema("2024")
