@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import fnmatch
 import importlib
+import io
 import json
 import os
 import pkgutil
@@ -32,6 +33,8 @@ from benchmarks.machine import git_state, machine
 from benchmarks.runner import Measurement, measure
 
 JOBS = (1, 2)
+# architectures also built as ROCm 7.0-7.2 builds them (build7-*)
+ROCM7_ARCHS = ("gfx90a", "gfx942")
 SHARES = (("quarter", 0.25), ("half", 0.5), ("all", 1.0))
 
 
@@ -78,6 +81,13 @@ def upstream_tcl_argv(logic: Path, out: Path, architectures: Sequence[str], jobs
         "--cxx-compiler=amdclang++", f"--jobs={jobs}", "--library-format=msgpack",
         f"--architecture={'_'.join(architectures)}", "--build-id=sha1", str(logic), str(out), "HIP",
     ]
+
+
+def rocm7_tcl_argv(logic: Path, out: Path, architectures: Sequence[str], jobs: int) -> list[str]:
+    """The argv ROCm 7.x's CMake passes (rocm7_delta.md addendum: `;`-joined targets in one argument), for
+    the 7.0-7.2 interface."""
+    return ["--interface=rocm-7.2", f"--architecture={';'.join(architectures)}", "--cxx-compiler=amdclang++",
+            f"--jobs={jobs}", str(logic), str(out), "HIP"]
 
 
 def require_command(name: str) -> None:
@@ -130,15 +140,19 @@ def count_kernels(out: Path) -> tuple[int, int]:
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
 
+    from tensile_lite.codeobj.bundle import code_object_bytes, read_code_object_file
+    from tensile_lite.errors import TensileLiteError
+
     counts = {"co": 0, "hsaco": 0}
     for kind in counts:
         for path in sorted(out.rglob(f"*.{kind}")):
             try:
-                with open(path, "rb") as f:
-                    symtab = ELFFile(f).get_section_by_name(".symtab")
-                    if symtab is not None:
-                        counts[kind] += sum(1 for s in symtab.iter_symbols() if s.name.endswith(".kd"))
-            except (ELFError, OSError, ValueError):
+                # 7.x's `.co` files are (compressed) offload bundles holding the ELF
+                data = code_object_bytes(read_code_object_file(path), str(path))
+                symtab = ELFFile(io.BytesIO(data)).get_section_by_name(".symtab")
+                if symtab is not None:
+                    counts[kind] += sum(1 for s in symtab.iter_symbols() if s.name.endswith(".kd"))
+            except (ELFError, OSError, ValueError, TensileLiteError):
                 continue
     return counts["co"], counts["hsaco"]
 
@@ -168,10 +182,12 @@ def build_metrics(m: Measurement) -> dict[str, Any]:
     return metrics
 
 
-def run_build(ctx: Context, label: str, logic: Path, archs: Sequence[str], jobs: int) -> dict[str, Any]:
-    """One TensileCreateLibrary run with upstream's argv: {"metrics": ..., "run": measurement JSON}."""
+def run_build(ctx: Context, label: str, logic: Path, archs: Sequence[str], jobs: int,
+              argv: Callable[[Path, Path, Sequence[str], int], list[str]] = upstream_tcl_argv) -> dict[str, Any]:
+    """One TensileCreateLibrary run with upstream's argv (2024's unless `argv` says otherwise):
+    {"metrics": ..., "run": measurement JSON}."""
     dirs, env = build_dirs(ctx, label)
-    m = measure(tcl_cmd(upstream_tcl_argv(logic, dirs["out"], archs, jobs)), watch_dirs=dirs, env=env,
+    m = measure(tcl_cmd(argv(logic, dirs["out"], archs, jobs)), watch_dirs=dirs, env=env,
                 cwd=dirs["cwd"], interval=ctx.interval)
     metrics = build_metrics(m)
     kernels, helpers = count_kernels(dirs["out"])
@@ -351,11 +367,12 @@ def scenario_build_sample(ctx: Context) -> dict[str, Any]:
             **failure([built["run"]])}
 
 
-def build_scenario(arch: str, jobs: int) -> Callable[[Context], dict[str, Any]]:
+def build_scenario(arch: str, jobs: int, rocm7: bool = False) -> Callable[[Context], dict[str, Any]]:
     def run(ctx: Context) -> dict[str, Any]:
         files = devset.architectures(require_devset()).get(arch, [])
         require_tcl()
-        built = run_build(ctx, f"{arch}-j{jobs}", devset.logic_root(), [arch], jobs)
+        argv = rocm7_tcl_argv if rocm7 else upstream_tcl_argv
+        built = run_build(ctx, f"{arch}-j{jobs}", devset.logic_root(), [arch], jobs, argv)
         metrics = {**built["metrics"], "files": len(files), "jobs": jobs}
         return {"metrics": metrics, "runs": [built["run"]], **failure([built["run"]])}
 
@@ -455,6 +472,11 @@ def _build_scenarios() -> list[Scenario]:
                  f"TensileCreateLibrary, upstream argv, dev set, --architecture={arch} --jobs={jobs}",
                  build_scenario(arch, jobs))
         for arch in archs for jobs in JOBS
+    ] + [
+        # the same library as ROCm 7.0-7.2 builds it: 7.x's argv, compressed bundles, the 7.x entries
+        Scenario(f"build7-{arch}-j2", f"TensileCreateLibrary, ROCm 7.x argv (--interface=rocm-7.2), dev set, "
+                 f"--architecture={arch} --jobs=2", build_scenario(arch, 2, rocm7=True))
+        for arch in archs if arch in ROCM7_ARCHS
     ]
 
 
