@@ -17,7 +17,8 @@ as an int32 vector and the i32 activations, all exact with wrap-around: `edges` 
 `alpha0` leakyrelu, `k0` clippedrelu where the kernel's selector has them (relu otherwise in `edges`
 and `small`, none elsewhere). UseE kernels get an E buffer with strides of its own (5 more elements
 per column than M, 7 more between batches), filled with its type's sentinel: E is the value after the
-bias and before the activation, in DataTypeE. Gradient problem types are not verified. OutputAmaxD
+bias and before the activation, in DataTypeE. Of the gradient problem types only BGRADB is verified
+(the bias written from B, bias_grad.py; D is the forward epilogue's without the bias). OutputAmaxD
 (the max of |t| before scaleD) is checked against the reference's values before scaleD (amax.py).
 """
 
@@ -33,7 +34,7 @@ from tensile_lite.asm.gemm.epi.order import active
 from tensile_lite.asm.gemm.features import DIM_N, DIM_RUNTIME, epilogue_features
 from tensile_lite.host import EpilogueArgs, GemmProblem
 from tensile_lite.model import DataType, ProblemType
-from tensile_lite.verify import activation
+from tensile_lite.verify import activation, bias_grad
 from tensile_lite.verify.elements import ELEMENTS, Element, element
 from tensile_lite.verify.errors import NotVerifiable
 from tensile_lite.verify.tensors import Tensor, make_tensor
@@ -73,6 +74,7 @@ class Epilogue:
     activation: str = "none"  # the activation applied after the bias (activation.py's names)
     activation_args: tuple[float, float] = (0.0, 0.0)
     e: Tensor | None = attrs.field(default=None, eq=False)  # UseE: E's layout (buffer 'E' holds its bits)
+    bias_out: DataType | None = None  # BGRADB: the type the kernel writes the bias from B in (buffer 'bias')
 
     @property
     def alpha_scale(self) -> float:
@@ -88,7 +90,10 @@ def check_supported(pt: ProblemType) -> None:
     feat = epilogue_features(pt)
     if not feat.any:
         return
-    for present, what in ((feat.gradient, "gradient"), (feat.bias == "write", "bias gradient")):
+    # the gradient verified is BGRADB: the forward epilogue, and the bias written from B (bias_grad.py)
+    bgradb = feat.bias_from_b and feat.activation == "none" and not feat.use_e
+    for present, what in ((feat.gradient and not bgradb, "gradient"),
+                          (feat.bias == "write" and not bgradb, "bias gradient")):
         if present:
             raise NotVerifiable(f"{what} of the epilogue is not verified")
     if pt.activation_type not in ("none", "all", "hipblaslt_all"):
@@ -154,7 +159,7 @@ def make(pt: ProblemType, problem: GemmProblem, case: str, rng: np.random.Genera
     `activation_fused` is the solution's ActivationFused: without it the kernel takes no activation."""
     feat = epilogue_features(pt)
     kind, kind_args = _activation(pt, case, activation_fused)
-    if not (feat.scale_ab or feat.scale_cd or feat.scale_alpha_vec or feat.bias_read or feat.use_e
+    if not (feat.scale_ab or feat.scale_cd or feat.scale_alpha_vec or feat.bias or feat.use_e
             or kind != "none"):
         return None
     activation = BY_NAME[kind].value
@@ -195,10 +200,17 @@ def make(pt: ProblemType, problem: GemmProblem, case: str, rng: np.random.Genera
         buffers["E"] = e.flat
     args = EpilogueArgs(factor_dim=1 if along_n else 0, activation=activation, activation_args=kind_args,
                         strides_e=e_strides(pt, problem) if e is not None else ())
-    if feat.bias_read:
-        # the run-time bias type rotates over the accepted ones, case by case
-        names = ("full", "edges", "small", "alpha0", "k0")
-        bias_type = feat.bias_types[(names.index(case) if case in names else 0) % len(feat.bias_types)]
+    # the run-time bias type rotates over the accepted ones, case by case
+    names = ("full", "edges", "small", "alpha0", "k0")
+    bias_type = feat.bias_types[(names.index(case) if case in names else 0) % len(feat.bias_types)] \
+        if feat.bias_types else None
+    bias_out = None
+    if feat.bias_from_b and bias_type is not None:
+        out_el: Element = element(bias_type)  # type: ignore[assignment]  # checked by check_supported
+        buffers["bias"] = bias_grad.output_buffer(out_el, n)
+        args = attrs.evolve(args, bias_type=bias_type, stride_bias=n)
+        bias_out = bias_type
+    if feat.bias_read and bias_type is not None:
         el: Element = element(bias_type)  # type: ignore[assignment]
         length = n if along_n else m
         values = el.random(rng, (batch, length))
@@ -206,7 +218,7 @@ def make(pt: ProblemType, problem: GemmProblem, case: str, rng: np.random.Genera
         bias = values.T[None, :, :] if along_n else values.T[:, None, :]  # -> [m or 1, n or 1, batch]
         args = attrs.evolve(args, bias_type=bias_type, stride_bias=length)
     return Epilogue(args, buffers, row=row, col=col, bias=bias, activation=kind, activation_args=kind_args, e=e,
-                    **fields)  # type: ignore[arg-type]
+                    bias_out=bias_out, **fields)  # type: ignore[arg-type]
 
 
 def reads_c(beta: float, ep: Epilogue | None) -> bool:

@@ -23,11 +23,12 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
+from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.emu import DeviceMemory, Emulator, EmulatorError, UnsupportedInstruction
 from tensile_lite.host import num_workgroups
 from tensile_lite.host.epilogue import activation_sent
 from tensile_lite.targets import get_target
-from tensile_lite.verify import amax, compare, conversion, device, epilogue, runtime_args, splitk
+from tensile_lite.verify import amax, bias_grad, compare, conversion, device, epilogue, runtime_args, splitk
 from tensile_lite.verify.elements import element, operand_types
 from tensile_lite.verify.epilogue import Epilogue
 from tensile_lite.verify.errors import NotVerifiable
@@ -106,9 +107,11 @@ def make_inputs(rs: RuntimeSolution, case: Case, rng: np.random.Generator) -> In
     if amax.enabled(pt):
         extras.update(amax.output_buffers(num_workgroups(rs.solution, p, gsu=gsu)))
         extras[amax.SYNC] = amax.sync_buffer()
-    # alpha == 0 must not read A or B, beta == 0 must not read C: those buffers hold only the sentinel
-    a = make_tensor(pt, p, "A", ea, rng if case.alpha != 0 else None)
-    b = make_tensor(pt, p, "B", eb, rng if case.alpha != 0 else None)
+    # alpha == 0 must not read A or B, beta == 0 must not read C: those buffers hold only the sentinel;
+    # a gradient bias from A or B reads them whatever alpha is (and then they must be finite)
+    read_ab = case.alpha != 0 or epilogue_features(pt).reads_operands_always
+    a = make_tensor(pt, p, "A", ea, rng if read_ab else None)
+    b = make_tensor(pt, p, "B", eb, rng if read_ab else None)
     c = make_tensor(pt, p, "C", ed, rng if case.beta != 0 else None)
     d = make_tensor(pt, p, "D", ed, None)
     ep = epilogue.make(pt, p, case.name, rng, activation_fused=activation_fused(rs))
@@ -149,6 +152,8 @@ def read_after(buffers: device.Buffers, t: Inputs) -> dict[str, np.ndarray]:
     out = {"D": buffers.read("D")}
     if t.epilogue is not None and t.epilogue.e is not None:
         out["E"] = buffers.read("E")
+    if t.epilogue is not None and t.epilogue.bias_out is not None:
+        out["bias"] = buffers.read("bias")
     out.update({name: buffers.read(name) for name in t.extras if name in READ_BACK})
     return out
 
@@ -164,6 +169,18 @@ def e_mismatch(t: Inputs, after: Mapping[str, np.ndarray], want: Expected, mask:
         return (f"wrote {int((outside != sentinel).sum())} elements of E's buffer outside the problem "
                 "(padding or gaps between batches)")
     return compare.mismatches(compare.as_mnb(bits), compare.as_mnb(values), want.e, ep.e.element, mask, name="E")
+
+
+def bias_mismatch(rs: RuntimeSolution, t: Inputs, after: Mapping[str, np.ndarray], tiles: list[Tile]) -> str | None:
+    """None when a BGRADB kernel's bias output holds B's column sums of the N-tiles whose M-tile 0 of
+    batch 0 ran (`tiles`: the tiles that ran) and nothing else was written."""
+    ep = t.epilogue
+    if ep is None or ep.bias_out is None:
+        return None
+    el = element(ep.bias_out)
+    assert el is not None
+    tiles1 = sorted({j for i, j, b in tiles if i == 0 and b == 0})
+    return bias_grad.mismatch(rs.problem_type, el, after["bias"], t.b, rs.solution.macro_tile[1], tiles1)
 
 
 def _ids(order: TileOrder, grid: Grid, wanted: list[Tile]) -> list[LaunchId]:
@@ -262,7 +279,8 @@ def run_case(emu: Emulator, kernel: str, rs: RuntimeSolution, case: Case, rng: n
                  "row-major order give")
     else:
         error = compare.mismatches(bits, got, want, t.d.element, mask)
-    errors = [e for e in (error, e_mismatch(t, after, want, mask)) if e] + extra_checks(rs, after, want, not subset)
+    errors = [e for e in (error, e_mismatch(t, after, want, mask), bias_mismatch(rs, t, after, wanted)) if e]
+    errors += extra_checks(rs, after, want, not subset)
     notes = []
     if subset and amax.enabled(rs.problem_type):
         notes.append(f"case {case.name}: amax not checked: {len(wanted)} of {grid.tiles} tiles ran and the amax "

@@ -44,9 +44,10 @@ def test_json_report_on_dev_set(capsys: pytest.CaptureFixture[str]) -> None:
     counts = [f["solutions"] for f in features]
     assert counts == sorted(counts, reverse=True) and all(c > 0 for c in counts)
     names = {f["feature"] for f in features}
-    # the dev set's gradient solutions (2 on gfx941, 1 on gfx908) reduce the bias from B
+    # the dev set's gradient solutions (BGRADB: 2 on gfx941, 1 on gfx908) are built; gfx908 stays out
     assert "CustomKernel" not in names
-    assert {f["feature"]: f["solutions"] for f in features}.get("Gradient bias reduction BiasSrc:B") == 3
+    assert not any(n.startswith("Gradient") for n in names)
+    assert archs["gfx941"]["supported"] == archs["gfx941"]["solutions"]
     # the MAC kernels (f32 in wave64 on gfx1100, f64 on gfx1101/gfx1201) are built
     assert not any(n.startswith("non-MFMA") or n in ("wave64", "dtype:D/D/D") for n in names)
     assert archs["gfx1100"]["supported"] == archs["gfx1100"]["solutions"]

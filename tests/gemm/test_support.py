@@ -16,6 +16,7 @@ from tensile_lite.asm.gemm import (
     unsupported_reasons,
 )
 from tensile_lite.asm.gemm.abi import splits_in_kernel, splits_k
+from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.asm.gemm.layout import build_register_map
 from tensile_lite.asm.gemm.preload import preload_dwords
 from tensile_lite.asm.gemm.support import MAC_TYPES, TYPES
@@ -86,12 +87,21 @@ def test_fused_epilogue_is_supported(extra: dict) -> None:
     assert unsupported_reasons(solution(_pt(**extra))) == ()
 
 
+def test_gradient_bias_from_b_is_supported_without_a_conversion_kernel() -> None:
+    pt = _pt(UseBias=1, Gradient=1, BiasSrc="B", BiasDataTypeList=[0, 7])
+    assert unsupported_reasons(solution(pt)) == ()
+    # MultipleBuffer's slices end before the epilogue and its conversion kernel has no B
+    split = solution(pt, GlobalSplitU=2, GlobalSplitUAlgorithm="MultipleBuffer")
+    assert "Gradient bias BiasSrc:B with GSU MultipleBuffer" in unsupported_reasons(split)
+
+
 @pytest.mark.parametrize(
     "extra, feature",
     [
-        # each gradient feature names itself (the dev set's three solutions: BiasSrc B, no E, no activation)
+        # each gradient feature names itself; BGRADB (BiasSrc B, no E, no activation) is built (test_bias_grad.py)
         ({"UseBias": 1, "Gradient": 1, "BiasSrc": "D"}, "Gradient bias reduction BiasSrc:D"),
-        ({"UseBias": 1, "Gradient": 1, "BiasSrc": "B"}, "Gradient bias reduction BiasSrc:B"),
+        ({"UseBias": 1, "Gradient": 1, "BiasSrc": "A"}, "Gradient bias reduction BiasSrc:A"),
+        ({"UseBias": 1, "Gradient": 1, "BiasSrc": "B", "BiasDataTypeList": [0, 11]}, "Bias type:F8"),
         ({"UseE": 1, "Gradient": 1}, "Gradient E input"),
         (
             {"UseE": 1, "Gradient": 1, "Activation": 1, "ActivationType": "hipblaslt_all"},
@@ -212,7 +222,9 @@ def test_dev_set_v1_solutions() -> None:
             assert sol.runtime.global_split_u == 1 or (
                 splits_k(sol) and (sol.workgroup[2] == 1 or not splits_in_kernel(sol))
             )
-            assert not pt.gradient
+            # the one gradient built: BGRADB (the bias from B, no E, no activation)
+            assert not pt.gradient or (pt.use_bias and pt.bias_src == "B" and not pt.use_e
+                                       and epilogue_features(pt).activation == "none")
             assert not (pt.output_amax_d and splits_k(sol))
             assert all(t in (DataType.S, DataType.H, DataType.B) for t in pt.bias_data_types if pt.use_bias)
             epilogue += bool(pt.use_bias)

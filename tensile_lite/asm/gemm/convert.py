@@ -47,6 +47,9 @@ def convert_load(e: Emitter, op: OperandPlan, regs: Reg) -> None:
 
 # ---- the epilogue's 8-bit float outputs and C values (epilogue_semantics.md §3.3) -------------------
 
+# the bf16 NaN the software rounding writes (in the top half of an f32)
+BF16_NAN = 0x7FFF0000
+
 # v_cmp_class mask of NaN and both infinities: those reach the conversion unclamped
 CLASS_NAN_INF = 0x207
 

@@ -31,6 +31,7 @@ import attrs
 from tensile_lite.asm.arith import udiv_const
 from tensile_lite.asm.gemm import e_output, integer, lsu, splitk
 from tensile_lite.asm.gemm.convert import (
+    BF16_NAN,
     CLASS_NAN_INF,
     bf16_round,
     f8_to_f32,
@@ -46,8 +47,6 @@ from tensile_lite.asm.gemm.vectors import stage_vectors
 from tensile_lite.asm.modifiers import DS, NO_CACHE, Buf, CachePolicy
 from tensile_lite.asm.operands import Label, Reg, Special
 from tensile_lite.model import DataType
-
-BF16_NAN = 0x7FFF0000
 
 
 class Regs:

@@ -45,6 +45,17 @@ class EpilogueFeatures:
         return self.bias == "read"
 
     @property
+    def bias_from_b(self) -> bool:
+        """BGRADB: the kernel writes the column sums of B over K as the bias (bias_grad.py)."""
+        return self.bias == "write" and self.bias_src == "B"
+
+    @property
+    def reads_operands_always(self) -> bool:
+        """A gradient bias from A or B: the alpha == 0 short circuit is off (upstream's kernels run the
+        main loop whatever alpha is, so NaN in A or B reaches D)."""
+        return self.bias == "write" and self.bias_src in ("A", "B")
+
+    @property
     def needs_bias_type(self) -> bool:
         """`bias_type` and `strideBias` follow the bias pointer except for a gradient written from D."""
         return self.bias_read or (self.bias == "write" and self.bias_src in ("A", "B"))

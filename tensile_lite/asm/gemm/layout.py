@@ -128,9 +128,10 @@ def build_register_map(plan: GemmPlan, kernel: str, layout: ArgumentLayout, *, p
         "strideB", "fbA", "fbB", "guardA", "guardB")}
     # scratch before the mask pair: wide SGPR tuples start at multiples of 4, pairs fill the gap
     stmp = regs.s.alloc(7, align=4, name="stmp")
-    # the batch index outlives setup only when the epilogue reads a batched bias or counts amax groups,
+    # the batch index outlives setup only when the epilogue reads a batched bias, writes batch 0's gradient
+    # bias or counts amax groups,
     # or a split-K kernel places its tile in the workspace (splitk._workspace_resource)
-    keep_batch = plan.epilogue.bias_read or plan.epilogue.amax_d or bool(plan.split_k)
+    keep_batch = plan.epilogue.bias_read or plan.epilogue.bias_from_b or plan.epilogue.amax_d or bool(plan.split_k)
     batch = regs.s.alloc(1, name="batch") if keep_batch else stmp[6]
     gemm_index = regs.s.alloc(1, name="gemm") if plan.epilogue.amax_d else None
     srd_e = regs.s.alloc(4, align=4, name="srdE") if plan.epilogue.use_e else None

@@ -38,7 +38,7 @@ import attrs
 from tensile_lite.asm.arch import Arch, get_arch
 from tensile_lite.asm.arith import udiv_vector
 from tensile_lite.asm.gemm.abi import declared_argument
-from tensile_lite.asm.gemm.convert import bf16_round
+from tensile_lite.asm.gemm.convert import BF16_NAN, bf16_round
 from tensile_lite.asm.gemm.emit import Emitter
 from tensile_lite.asm.gemm.epi import order as epi
 from tensile_lite.asm.gemm.epi.base import (
@@ -66,7 +66,6 @@ THREADS = 256
 COMPUTE_TYPES = (DataType.S, DataType.I)
 _TYPES = (DataType.S, DataType.H, DataType.B)
 _LOADS = {4: "buffer_load_dword", 8: "buffer_load_dwordx2", 16: "buffer_load_dwordx4"}
-BF16_NAN = 0x7FFF0000
 
 
 def supported(pt: ProblemType) -> bool:

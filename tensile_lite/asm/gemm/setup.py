@@ -192,17 +192,25 @@ def loop_counts(e: Emitter) -> None:
     e(isa.s_add_u32(t[0], k, du - 1))
     e(udiv_const(isa, r.iters, t[0], du, t[1]))
     e(udiv_const(isa, r.full_iters, k, du, t[1]))
-    # alpha == +-0 skips the summation entirely (spec §1.1: NaN/Inf in A or B never propagate)
-    alpha = r.arg("alpha")
-    # (an int32 alpha is zero only when every bit is: 0x80000000 is INT_MIN, not -0.0)
-    if alpha.count == 2:
-        # f64: zero when every bit but the sign is
-        e(isa.s_and_b32(t[0], alpha[1], 0x7FFFFFFF), isa.s_or_b32(t[0], t[0], alpha[0]))
-    else:
-        e(isa.s_and_b32(t[0], alpha, 0xFFFFFFFF if plan.integer else 0x7FFFFFFF))
-    e(isa.s_cmp_eq_u32(t[0], 0))
-    e(isa.s_cselect_b32(r.iters, 0, r.iters))
-    # edge: fewer than MT rows or columns left
+    # alpha == +-0 skips the summation entirely (spec §1.1: NaN/Inf in A or B never propagate),
+    # except where a gradient bias needs the sums regardless
+    if not plan.epilogue.reads_operands_always:
+        alpha = r.arg("alpha")
+        # (an int32 alpha is zero only when every bit is: 0x80000000 is INT_MIN, not -0.0)
+        if alpha.count == 2:
+            # f64: zero when every bit but the sign is
+            e(isa.s_and_b32(t[0], alpha[1], 0x7FFFFFFF), isa.s_or_b32(t[0], t[0], alpha[0]))
+        else:
+            e(isa.s_and_b32(t[0], alpha, 0xFFFFFFFF if plan.integer else 0x7FFFFFFF))
+        e(isa.s_cmp_eq_u32(t[0], 0))
+        e(isa.s_cselect_b32(r.iters, 0, r.iters))
+    _edge(e)
+
+
+def _edge(e: Emitter) -> None:
+    """edge = the output tile crosses M or N (fewer than MT rows or columns left)."""
+    isa, r, plan = e.isa, e.r, e.plan
+    t = r.stmp
     mt0, mt1 = plan.macro_tile
     e(isa.s_sub_u32(t[0], r.arg("SizesFree0"), r.tile0))
     e(isa.s_cmp_lt_u32(t[0], mt0))

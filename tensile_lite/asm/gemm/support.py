@@ -175,9 +175,11 @@ def _problem_reasons(sol: Solution) -> list[str]:
     feat = epilogue_features(pt)
     feature_reasons = [r for f in epi.active(feat) for r in f.problem_reasons(pt, feat)]
     out += feature_reasons
-    # each gradient feature names itself (epi/); a gradient problem type with none of them active
-    # is not one the dev set has, so it stays refused as a whole
-    if pt.gradient and not any(r.startswith("Gradient") for r in feature_reasons):
+    # each gradient feature names itself (epi/); the one gradient built is BGRADB (bias_grad.py: the
+    # forward epilogue with the bias written from B); any other gradient problem type (E read as the
+    # activation's input, DGELU) stays refused as a whole
+    bgradb = feat.bias_from_b and feat.activation == "none" and not feat.use_e
+    if pt.gradient and not bgradb and not any(r.startswith("Gradient") for r in feature_reasons):
         out.append("Gradient")
     if pt.sparse:
         out.append("Sparse")
@@ -239,6 +241,9 @@ def _solution_reasons(sol: Solution) -> list[str]:
             out.append("AmaxD with split-K")
         if not postgsu_supported(pt):
             out.append("GSU MultipleBuffer conversion of this problem type")
+        if epilogue_features(pt).bias_from_b:
+            # each slice's workgroup ends after storing its partial tile; the conversion kernel has no B
+            out.append("Gradient bias BiasSrc:B with GSU MultipleBuffer")
     if splits_in_kernel(sol) and sol.problem_type.output_amax_d:
         # both count arrivals in the Synchronizer: their counters would collide
         out.append("AmaxD with split-K")

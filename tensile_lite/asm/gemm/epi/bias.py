@@ -1,5 +1,5 @@
-"""The bias (forward: t += bias[b * strideBias + f], spec/epilogue_semantics.md §1.1 step 6; a gradient
-bias only declares its arguments) and the factor dimension bias and ScaleAlphaVec share."""
+"""The bias (forward: t += bias[b * strideBias + f], spec/epilogue_semantics.md §1.1 step 6; the
+gradient from B: bias_grad.py, before the stores) and the factor dimension bias and ScaleAlphaVec share."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from tensile_lite.asm.gemm import bias_grad
 from tensile_lite.asm.gemm.epi.base import (
     AFTER_C,
     CONV_AFTER_STRIDES,
@@ -22,6 +23,7 @@ from tensile_lite.asm.gemm.features import BIAS_TYPES, DIM_NONE, EpilogueFeature
 from tensile_lite.model import DataType, ProblemType
 
 if TYPE_CHECKING:
+    from tensile_lite.asm.gemm.emit import Emitter
     from tensile_lite.asm.gemm.epilogue import Step
     from tensile_lite.asm.gemm.postgsu import ConversionStep
 
@@ -37,6 +39,10 @@ class Bias(Feature):
     def gemm_registers(self, feat: EpilogueFeatures) -> tuple[str, ...]:
         return VECTOR_REGISTERS if feat.bias_read else ()
 
+    def lds_bytes(self, feat: EpilogueFeatures, threads: int) -> int:
+        # the gradient from B: one f32 partial sum per thread (bias_grad.py)
+        return 4 * threads if feat.bias_from_b else 0
+
     def lds_vectors(self, feat: EpilogueFeatures) -> tuple[tuple[str, str, int], ...]:
         return (("bias", "bias", feat.factor_dim),) if feat.bias_read else ()
 
@@ -44,12 +50,22 @@ class Bias(Feature):
         return bool(feat.bias)
 
     def problem_reasons(self, pt: ProblemType, feat: EpilogueFeatures) -> list[str]:
-        # a gradient bias is an output: from A/B the row/column sums over K (accumulated in the
-        # main loop, upstream's initSumUnroll), from D a compute-type tile for a separate reduction
-        # kernel (spec/epilogue_semantics.md §1.2); the writer builds neither yet
-        return [] if feat.bias_read else [f"Gradient bias reduction BiasSrc:{feat.bias_src}"]
+        # a gradient bias is an output (spec/epilogue_semantics.md §1.2): from B the column sums over
+        # K (bias_grad.py); from A the row sums, and from D a compute-type tile for a separate
+        # reduction kernel, are not built
+        if feat.bias_read:
+            return []
+        if feat.bias_from_b:
+            stored = pt.b_type.operand_types[1]
+            if stored.isa_format not in bias_grad.FORMATS:
+                return [f"Gradient bias BiasSrc:B from {stored.letter}"]
+            return []
+        return [f"Gradient bias reduction BiasSrc:{feat.bias_src}"]
 
     def reasons(self, pt: ProblemType, feat: EpilogueFeatures, earlier: list[str]) -> list[str]:
+        if feat.bias_from_b:
+            bad = [t.letter for t in feat.bias_types if t not in bias_grad.OUTPUT_TYPES]
+            return [f"Bias type:{'/'.join(bad) or 'none'}"] if bad or not feat.bias_types else []
         if pt.compute_type is DataType.I or not feat.bias_read:
             return []
         bad = [t.letter for t in feat.bias_types if t not in BIAS_TYPES]
@@ -67,6 +83,10 @@ class Bias(Feature):
         if not feat.bias_read:
             return {}
         return {CONV_POINTERS: (ptr("bias", "void"),), CONV_AFTER_STRIDES: (val("strideBias", "u32"),)}
+
+    def gemm_prepare(self, e: Emitter) -> None:
+        if e.plan.epilogue.bias_from_b:
+            bias_grad.write_from_b(e)
 
     def gemm_step(self, step: Step) -> None:
         if step.feat.bias_read:
