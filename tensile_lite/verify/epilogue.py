@@ -91,9 +91,8 @@ def check_supported(pt: ProblemType) -> None:
     if not feat.any:
         return
     # the gradient verified is BGRADB: the forward epilogue, and the bias written from B (bias_grad.py)
-    bgradb = feat.bias_from_b and feat.activation == "none" and not feat.use_e
-    for present, what in ((feat.gradient and not bgradb, "gradient"),
-                          (feat.bias == "write" and not bgradb, "bias gradient")):
+    for present, what in ((feat.gradient and not feat.bgradb, "gradient"),
+                          (feat.bias == "write" and not feat.bgradb, "bias gradient")):
         if present:
             raise NotVerifiable(f"{what} of the epilogue is not verified")
     if pt.activation_type not in ("none", "all", "hipblaslt_all"):

@@ -24,9 +24,9 @@ The max of f32 values with `v_max_f32` drops NaN (IEEE maxNum), as upstream's do
 from __future__ import annotations
 
 from tensile_lite.asm.arith import udiv_const
-from tensile_lite.asm.gemm.emit import Emitter
+from tensile_lite.asm.gemm.emit import Emitter, store_cache
 from tensile_lite.asm.gemm.splitk import memory_model
-from tensile_lite.asm.modifiers import DS, NO_CACHE, Buf, CachePolicy
+from tensile_lite.asm.modifiers import DS, Buf, CachePolicy
 from tensile_lite.asm.operands import EXEC, Reg
 
 ABS_MASK = 0x7FFFFFFF
@@ -89,7 +89,7 @@ def _write_result(e: Emitter, amax: Reg, addr: Reg) -> None:
 
 
 def _store_cache(e: Emitter) -> CachePolicy:
-    return CachePolicy(slc=True) if e.plan.arch.force_store_sc1 else NO_CACHE
+    return store_cache(e.plan.arch)
 
 
 def finish(e: Emitter, amax: Reg) -> None:

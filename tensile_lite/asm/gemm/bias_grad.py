@@ -27,8 +27,8 @@ from __future__ import annotations
 from tensile_lite.asm.arith import udiv_const
 from tensile_lite.asm.gemm import setup
 from tensile_lite.asm.gemm.convert import BF16_NAN, bf16_round
-from tensile_lite.asm.gemm.emit import Emitter
-from tensile_lite.asm.modifiers import DS, NO_CACHE, Buf, CachePolicy
+from tensile_lite.asm.gemm.emit import Emitter, store_cache
+from tensile_lite.asm.modifiers import DS, Buf
 from tensile_lite.asm.operands import EXEC, EXEC_LO, Reg
 from tensile_lite.model import DataType
 
@@ -124,7 +124,7 @@ def _address(e: Emitter, dst: Reg, k: Reg, column: Reg, bound: Reg) -> None:
 def _store(e: Emitter, total: Reg, address: Reg, dt: DataType) -> None:
     isa, r, plan = e.isa, e.r, e.plan
     srd = r.a.srd
-    mods = Buf(offen=True, cache=CachePolicy(slc=True) if plan.arch.force_store_sc1 else NO_CACHE)
+    mods = Buf(offen=True, cache=store_cache(plan.arch))
     if dt is DataType.S:
         e(isa.buffer_store_dword(total, address, srd, e.soff0, mods=mods))
     elif dt is DataType.H:

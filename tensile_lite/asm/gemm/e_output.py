@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from tensile_lite.asm.gemm.emit import Emitter
-from tensile_lite.asm.modifiers import NO_CACHE, Buf, CachePolicy
+from tensile_lite.asm.gemm.emit import Emitter, store_cache
+from tensile_lite.asm.modifiers import Buf
 from tensile_lite.asm.operands import Reg, Special
 from tensile_lite.model import DataType
 
@@ -42,7 +42,7 @@ def column_offset(e: Emitter, t1: int) -> Reg | Special | int:
 
 
 def _mods(e: Emitter, offset: int) -> Buf:
-    return Buf(offen=True, offset=offset, cache=CachePolicy(slc=True) if e.plan.arch.force_store_sc1 else NO_CACHE)
+    return Buf(offen=True, offset=offset, cache=store_cache(e.plan.arch))
 
 
 def store_full(e: Emitter, values: Reg, scratch: Reg, off_e: Reg, soff: Reg | Special | int,

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from tensile_lite.asm.arch import LDS, LOAD, SMEM
+from tensile_lite.asm.arch import LDS, LOAD, SMEM, Arch
 from tensile_lite.asm.gemm.hazards import HazardGuard
 from tensile_lite.asm.gemm.layout import RegisterMap
 from tensile_lite.asm.gemm.plan import GemmPlan
 from tensile_lite.asm.isa import Instruction, InstructionSet, isa_for
+from tensile_lite.asm.modifiers import NO_CACHE, CachePolicy
 from tensile_lite.asm.operands import NULL_REG, Label, Reg, Special
 from tensile_lite.asm.waitcnt import waitcnt
 from tensile_lite.asm.writer import AsmWriter, Labels
@@ -23,6 +24,11 @@ from tensile_lite.asm.writer import AsmWriter, Labels
 OUT_OF_BOUNDS = 0x80000000
 # gfx12's named barrier -1: the workgroup's own
 WORKGROUP_BARRIER = -1
+
+
+def store_cache(arch: Arch) -> CachePolicy:
+    """The cache bits of every global store: sc1 where the target needs it for coherence (gfx940/941)."""
+    return CachePolicy(slc=True) if arch.force_store_sc1 else NO_CACHE
 
 
 class Emitter:

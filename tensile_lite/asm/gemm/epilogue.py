@@ -38,13 +38,13 @@ from tensile_lite.asm.gemm.convert import (
     pack_f8,
     saturate_f8,
 )
-from tensile_lite.asm.gemm.emit import Emitter
+from tensile_lite.asm.gemm.emit import Emitter, store_cache
 from tensile_lite.asm.gemm.epi import order as epi
 from tensile_lite.asm.gemm.epi.base import AFTER_C, BEFORE_C
 from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, EpilogueFeatures, VectorRegion
 from tensile_lite.asm.gemm.layout import COMMON_EPILOGUE_REGISTERS
 from tensile_lite.asm.gemm.vectors import stage_vectors
-from tensile_lite.asm.modifiers import DS, NO_CACHE, Buf, CachePolicy
+from tensile_lite.asm.modifiers import DS, Buf
 from tensile_lite.asm.operands import Label, Reg, Special
 from tensile_lite.model import DataType
 
@@ -250,7 +250,7 @@ def _after_c(e: Emitter, w: Regs, t0: int, t1: int, guard: tuple[list[int], Reg]
 
 def _store_mods(e: Emitter, offset: int) -> Buf:
     """Modifiers of a D store: sc1 where the target needs it on every store (arch table)."""
-    return Buf(offen=True, offset=offset, cache=CachePolicy(slc=True) if e.plan.arch.force_store_sc1 else NO_CACHE)
+    return Buf(offen=True, offset=offset, cache=store_cache(e.plan.arch))
 
 
 def _full_block(e: Emitter, w: Regs, t0: int, t1: int, beta: bool, soff_d: Reg | Special | int,

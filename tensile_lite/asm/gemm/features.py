@@ -50,6 +50,12 @@ class EpilogueFeatures:
         return self.bias == "write" and self.bias_src == "B"
 
     @property
+    def bgradb(self) -> bool:
+        """The one gradient problem type built: the forward epilogue with the bias from B (no E input,
+        no activation)."""
+        return self.bias_from_b and self.activation == "none" and not self.use_e
+
+    @property
     def reads_operands_always(self) -> bool:
         """A gradient bias from A or B: the alpha == 0 short circuit is off (upstream's kernels run the
         main loop whatever alpha is, so NaN in A or B reaches D)."""

@@ -39,7 +39,7 @@ from tensile_lite.asm.arch import Arch, get_arch
 from tensile_lite.asm.arith import udiv_vector
 from tensile_lite.asm.gemm.abi import declared_argument
 from tensile_lite.asm.gemm.convert import BF16_NAN, bf16_round
-from tensile_lite.asm.gemm.emit import Emitter
+from tensile_lite.asm.gemm.emit import Emitter, store_cache
 from tensile_lite.asm.gemm.epi import order as epi
 from tensile_lite.asm.gemm.epi.base import (
     AFTER_C,
@@ -56,7 +56,7 @@ from tensile_lite.asm.gemm.features import DIM_M, DIM_N, DIM_RUNTIME, EpilogueFe
 from tensile_lite.asm.gemm.layout import RegisterMap
 from tensile_lite.asm.gemm.plan import GemmPlan
 from tensile_lite.asm.kernel import KernelArgument, KernelSpec, kernel_header, kernel_trailer, pack_arguments
-from tensile_lite.asm.modifiers import NO_CACHE, Buf, CachePolicy
+from tensile_lite.asm.modifiers import Buf
 from tensile_lite.asm.operands import Label, Reg, ttmp
 from tensile_lite.asm.registers import Registers
 from tensile_lite.model import DataType, ProblemType
@@ -254,7 +254,7 @@ class _Writer:
     def store(self, value: Reg, offset: Reg, srd: Reg, dt: DataType, imm: int) -> None:
         """Store f32 `value` as dt (RNE) at byte offset + imm; `value` is rounded in place."""
         isa, e, r = self.isa, self.e, self.r
-        cache = CachePolicy(slc=True) if self.arch.force_store_sc1 else NO_CACHE
+        cache = store_cache(self.arch)
         mods = Buf(offen=True, offset=imm, cache=cache)
         if dt.num_bytes == 4:
             # f32, or int32 for integer compute

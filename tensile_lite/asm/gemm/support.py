@@ -178,8 +178,7 @@ def _problem_reasons(sol: Solution) -> list[str]:
     # each gradient feature names itself (epi/); the one gradient built is BGRADB (bias_grad.py: the
     # forward epilogue with the bias written from B); any other gradient problem type (E read as the
     # activation's input, DGELU) stays refused as a whole
-    bgradb = feat.bias_from_b and feat.activation == "none" and not feat.use_e
-    if pt.gradient and not bgradb and not any(r.startswith("Gradient") for r in feature_reasons):
+    if pt.gradient and not feat.bgradb and not any(r.startswith("Gradient") for r in feature_reasons):
         out.append("Gradient")
     if pt.sparse:
         out.append("Sparse")
