@@ -190,13 +190,14 @@ def fp8_encoding(sol: Solution) -> str:
 def prepare(sol: Solution, mem: DeviceMemory, problem: GemmProblem, alpha: float, beta: float,
             ep: Epilogue | None, rng: np.random.Generator) -> Call:
     """A, B, C, D and the epilogue's buffers of one GEMM in `mem` (A and B only the sentinel when
-    alpha is 0, C when beta is 0, so a kernel reading what it must not fails)."""
+    alpha is 0, C when beta is 0, so a kernel reading what it must not fails). A kernel that reads A
+    and B whatever alpha is (the gradient bias from B sums B at alpha 0) gets real values there."""
     pt = sol.problem_type
     ep = ep or Epilogue()
     a_type, b_type = operand_types(pt)
     a = _tensor(sol, problem, "A", rng, a_type, True)
     b = _tensor(sol, problem, "B", rng, b_type, True)
-    if alpha == 0:
+    if alpha == 0 and not epilogue_features(pt).reads_operands_always:
         a = attrs.evolve(a, flat=np.full_like(a.flat, a.element.sentinel))
         b = attrs.evolve(b, flat=np.full_like(b.flat, b.element.sentinel))
     tensors = {"A": a, "B": b, "C": _tensor(sol, problem, "C", rng, pt.dest_type, beta != 0),
