@@ -127,26 +127,34 @@ def report_unsupported(logic: list[LogicFile], unsupported: Callable[[Solution],
     return missing
 
 
-def helper_kernels(ap: ArchPlan, cov: int) -> list[KernelSource]:
+def converts(sol: Solution, decision: Decision | None = None) -> bool:
+    """The kernel built for `sol` may leave split-K slices for the conversion kernels: a MultipleBuffer
+    one that takes the runtime's GSU (`decision`: the gate's verdict, decided here when not given)."""
+    return splits_for_conversion(sol) and runtime_overrides_read(sol, decision)["gsu"]
+
+
+def helper_kernels(ap: ArchPlan, cov: int,
+                   splits: Callable[[Solution], bool] = converts) -> list[KernelSource]:
     """The helper code object's kernels: the split-K conversion kernels (postgsu.py) of every problem
-    type with an included MultipleBuffer solution, by name, after a no-op kernel that keeps the code
-    object valid when nothing needs a helper."""
+    type with an included kernel that may split into the workspace (`splits`), by name, after a no-op
+    kernel that keeps the code object valid when nothing needs a helper."""
     by_name: dict[str, ConversionKernel] = {}
     for entry in ap.kernels.values():  # sorted by name: the first of equal names is always the same
-        if splits_for_conversion(entry.solution):
+        if splits(entry.solution):
             pt = entry.solution.problem_type
             for v in conversion_kernels(pt):
                 by_name.setdefault(v.name, ConversionKernel(pt, v.bias_type, v.gsu_bucket, v.vw, v.name, ap.arch, cov))
     return [TrivialKernel(HELPER_KERNEL, ap.arch, cov), *(by_name[name] for name in sorted(by_name))]
 
 
-def write_helper_code_object(toolchain: Toolchain, ap: ArchPlan, dest: Path, options: BuildOptions) -> None:
+def write_helper_code_object(toolchain: Toolchain, ap: ArchPlan, dest: Path, options: BuildOptions,
+                             splits: Callable[[Solution], bool] = converts) -> None:
     """Kernels.so-000-<gfx>.hsaco, where hipBLASLt looks up the helper kernels by name.
 
     Objects go to the temporary folder (TMPDIR); the code object is linked next to `dest`, in the
     output's filesystem, and moved from wherever it is, so TMPDIR may live on another filesystem."""
     cov = options.code_object_version
-    kernels = helper_kernels(ap, cov)
+    kernels = helper_kernels(ap, cov, splits)
     tmp_parent = options.tmp_parent or Path(tempfile.gettempdir())
     if len(kernels) == 1:
         with private_dir(tmp_parent, "helpers") as tmp:
@@ -285,8 +293,9 @@ def build_library(req: TclRequest, staging: Path, log: Log,
                                       failed_dir=failed_dir, cache=caches.get(toolchain))
         folder = arch_folder(interface, ap.arch)
         write_helper_code_object(toolchain, ap, library / in_folder(folder, helper_code_object(ap.arch)),
-                                 helper_options)
-        written = write_arch(ap, library, req.library_format, honoured=runtime_overrides_read,
+                                 helper_options, splits=lambda sol: converts(sol, verdict(sol)))
+        written = write_arch(ap, library, req.library_format,
+                             honoured=lambda sol: runtime_overrides_read(sol, verdict(sol)),
                              facts=_facts_of(ap.arch, resources, text_facts))
         files += [p.relative_to(library).as_posix() for p in written]
         files += [in_folder(folder, name) for name in code_object_names(ap)]

@@ -85,11 +85,18 @@ def splits_in_kernel(sol: Solution) -> bool:
 
 
 def splits_for_conversion(sol: Solution) -> bool:
-    """MultipleBuffer with GSU > 1 (not StreamK): the kernel leaves GSU slices for the runtime's conversion
-    kernel; the library lets the runtime change the GSU of these solutions only."""
-    return splits_into_workspace(sol) and not sol.tuning("StreamK")
+    """MultipleBuffer (not StreamK), the runtime's globalAccumulation 2 whatever the solution's GSU: a call
+    with GSU > 1 (the solution's, or the user's override where the library allows one) sends the workspace
+    in D's and C's place and runs the conversion kernel, which sums the slices and runs the epilogue."""
+    return sol.global_split_u_algorithm == "MultipleBuffer" and not sol.tuning("StreamK")
+
+
+def must_split(sol: Solution) -> bool:
+    """The solution itself splits K: MultipleBufferSingleKernel, or MultipleBuffer with GSU > 1 (a kernel
+    without split-K cannot serve it, whereas a GSU-1 MultipleBuffer solution may take a plain kernel)."""
+    return splits_in_kernel(sol) or (splits_for_conversion(sol) and sol.runtime.global_split_u > 1)
 
 
 def splits_k(sol: Solution) -> bool:
-    """The kernel takes the GSU from the argument header and may split K (either algorithm)."""
+    """A call may split K (either algorithm), when its GSU is above 1."""
     return splits_in_kernel(sol) or splits_for_conversion(sol)

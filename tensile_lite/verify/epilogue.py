@@ -200,7 +200,7 @@ def make(pt: ProblemType, problem: GemmProblem, case: str, rng: np.random.Genera
     args = EpilogueArgs(factor_dim=1 if along_n else 0, activation=activation, activation_args=kind_args,
                         strides_e=e_strides(pt, problem) if e is not None else ())
     # the run-time bias type rotates over the accepted ones, case by case
-    names = ("full", "edges", "small", "alpha0", "k0")
+    names = ("full", "edges", "small", "alpha0", "k0", "override")
     bias_type = feat.bias_types[(names.index(case) if case in names else 0) % len(feat.bias_types)] \
         if feat.bias_types else None
     bias_out = None

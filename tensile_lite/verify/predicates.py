@@ -27,6 +27,8 @@ class Call:
     problem: GemmProblem
     beta: float
     gsu: int = 1
+    # the CU count of the device the verifier stands for (the runtime's for a WGMXCCG of -1)
+    cu_count: int = 0
 
     @property
     def sizes(self) -> tuple[int, ...]:
@@ -51,6 +53,16 @@ def _gsu_min_k(c: Call, node: Mapping[str, Any]) -> bool:
     return c.problem.k >= (0 if gsu == 1 else gsu * min_k)
 
 
+def _xcc(c: Call, node: Mapping[str, Any]) -> bool:
+    """WorkgroupMappingXCCCheck [WGMXCC, WGMXCCG]: WGMXCC a power of two dividing WGMXCCG (the device's
+    CU count when -1; hipBLASLt's ContractionProblemPredicates.hpp). A solution that fails it is never
+    selected: its kernel would deal the workgroups out to the XCDs with a remap that is no bijection."""
+    xcc, group = (int(v) for v in _value(node))
+    if group == -1:
+        group = c.cu_count
+    return xcc > 0 and xcc & (xcc - 1) == 0 and group % xcc == 0
+
+
 _SIZE: dict[str, Callable[[Call, Mapping[str, Any]], bool]] = {
     "Free0SizeMultiple": lambda c, n: _multiple(c.problem.m, n),
     "Free1SizeMultiple": lambda c, n: _multiple(c.problem.n, n),
@@ -65,6 +77,7 @@ _SIZE: dict[str, Callable[[Call, Mapping[str, Any]], bool]] = {
     "BetaZero": lambda c, n: c.beta == 0.0,
     "CDStridesEqual": lambda c, n: c.problem.tensor_strides(c.problem_type, "C")
     == c.problem.tensor_strides(c.problem_type, "D"),
+    "WorkgroupMappingXCCCheck": _xcc,
 }
 
 # Selection, device or workspace predicates: never a reason for wrong results on a small problem.
@@ -74,7 +87,7 @@ SELECTION_ONLY: frozenset[str] = frozenset({
     "StridedBatched", "GroupedGemm", "UseScaleAB", "UseScaleCD", "UseScaleAlphaVec", "Sparse", "F32XdlMathOp",
     "SupportDeviceUserArguments", "BiasDataTypeWhiteList", "BiasSrcWhiteList", "AmaxDCheck",
     "KernelLanguageCompatible", "DeterministicMode", "WorkspaceCheck", "BufferLoadOffsetLimitCheck",
-    "BufferLoadOffsetLimitCheck_Beta", "BufferStoreOffsetLimitCheck", "WorkgroupMappingXCCCheck",
+    "BufferLoadOffsetLimitCheck_Beta", "BufferStoreOffsetLimitCheck",
     "SynchronizerSizeCheck", "AIGreaterThanEqual", "AILessThanEqual", "CUEfficiency", "Experimental",
     "EqualityMatching", "FreeSizeMatching", "PersistentKernelCheck", "AMDGPU", "Processor", "CUCount",
     # ROCm 7.x's additions: type and layout checks our problems pass, a workgroup-count limit only huge

@@ -29,6 +29,7 @@ import attrs
 
 from tensile_lite.host import GemmProblem
 from tensile_lite.model import DataType, ProblemType
+from tensile_lite.targets import get_target
 from tensile_lite.verify import splitk
 from tensile_lite.verify.predicates import Call, failing, present, value_of
 from tensile_lite.verify.runtime_view import RuntimeSolution
@@ -36,6 +37,8 @@ from tensile_lite.verify.runtime_view import RuntimeSolution
 # Padding (elements) added to each tensor's leading dimension; batch strides get more. Different per
 # tensor so a kernel that mixes up two tensors' strides reads the wrong elements.
 _PADS = {"A": 3, "B": 5, "C": 2, "D": 4}
+# The GSU a user's override asks of a GSU-1 MultipleBuffer solution whose library allows one.
+OVERRIDE_GSU = 2
 
 
 @attrs.frozen(slots=True)
@@ -99,9 +102,16 @@ def padded(pt: ProblemType, problem: GemmProblem, *, same_cd: bool, pad_cd: bool
 def _scalars(pt: ProblemType) -> dict[str, tuple[float, float]]:
     """(alpha, beta) per case: exact in the compute type (integers for integer compute)."""
     if pt.compute_type in (DataType.I, DataType.I8):
-        return {"full": (1, 0), "edges": (-2, 3), "small": (3, -1), "alpha0": (0, 2), "k0": (1, -2)}
+        return {"full": (1, 0), "edges": (-2, 3), "small": (3, -1), "alpha0": (0, 2), "k0": (1, -2),
+                "override": (2, -1)}
     return {"full": (1.0, 0.0), "edges": (-0.75, 0.5), "small": (1.25, -1.0), "alpha0": (0.0, 1.5),
-            "k0": (1.0, -0.5)}
+            "k0": (1.0, -0.5), "override": (0.5, -1.25)}
+
+
+def device_cu_count(rs: RuntimeSolution) -> int:
+    """The CU count of the device the verifier stands for (the target's common part, as runtime_args
+    fills a WGMXCCG of -1 with it)."""
+    return get_target(rs.solution.arch).default_cu_count or 0
 
 
 def cases(rs: RuntimeSolution, predicate: Mapping[str, Any] | None) -> tuple[list[Case], list[str]]:
@@ -146,13 +156,21 @@ def cases(rs: RuntimeSolution, predicate: Mapping[str, Any] | None) -> tuple[lis
     # and writes D at their own strides
     packed_only = split and rs.split_k and not rs.own_split_strides
     override = splitk.overridable(rs)
+    # a GSU-1 MultipleBuffer kernel that takes the runtime's GSU: one case runs with a user's override
+    override_mb = rs.multiple_buffer and gsu == 1 and override
+    cu = device_cu_count(rs)
     # split-K: enough DepthU blocks for every slice, and K at least GlobalSplitUCheckMinK's GSU x min K
     min_k = value_of(predicate, "GlobalSplitUCheckMinK")
     min_k = int(min_k[0]) if isinstance(min_k, (list, tuple)) and min_k else 0
     blocks = max(2, gsu, -(-min_k * gsu // du)) if split else 2
+    # override: edges' shape with one block more than OVERRIDE_GSU slices share evenly, K enough for
+    # GlobalSplitUCheckMinK at that GSU
+    override_blocks = max(2, OVERRIDE_GSU, -(-min_k * OVERRIDE_GSU // du)) + 1
     at_gsu1: dict[str, str] = {}
 
     def gsu_for(name: str, problem: GemmProblem, beta: float) -> int | None:
+        if override_mb:
+            return OVERRIDE_GSU if name == "override" else None
         if not (rs.split_k or split):
             return None
         if not split or not override:
@@ -160,7 +178,7 @@ def cases(rs: RuntimeSolution, predicate: Mapping[str, Any] | None) -> tuple[lis
         if packed_only and not splitk.packed_cd(pt, problem):
             at_gsu1[name] = "padded C/D"
             return 1
-        if "GlobalSplitUCheckMinK" in failing(predicate, Call(pt, problem, beta, gsu)):
+        if "GlobalSplitUCheckMinK" in failing(predicate, Call(pt, problem, beta, gsu, cu)):
             at_gsu1[name] = "K below GlobalSplitUCheckMinK"
             return 1
         return gsu
@@ -184,6 +202,11 @@ def cases(rs: RuntimeSolution, predicate: Mapping[str, Any] | None) -> tuple[lis
         case("alpha0", GemmProblem(m(mt0 + (r0 or 0)), n(mt1), k((blocks if split else 1) * du + (tail or 0)), 1)),
         case("k0", GemmProblem(m(mt0), n(mt1 + (r1 or 0)), 0, batch)),
     ]
+    if override_mb:
+        out.append(case("override", GemmProblem(m(2 * mt0 + (r0 or 0)), n(2 * mt1 + (r1 or 0)),
+                                                k(override_blocks * du + (tail or 0)), batch), pad=True))
+        notes.append(f"case override runs with a user's GSU override of {OVERRIDE_GSU} (slices for the conversion"
+                     " kernel)")
     if zero_beta:
         notes.append("the solution takes only beta == 0: every case has beta 0")
     if split and not override:
@@ -191,7 +214,7 @@ def cases(rs: RuntimeSolution, predicate: Mapping[str, Any] | None) -> tuple[lis
                      + (" and C/D packed" if packed_only else ""))
     kept = []
     for c in out:
-        bad = failing(predicate, Call(pt, c.problem, c.beta, c.launch_gsu)) if predicate else []
+        bad = failing(predicate, Call(pt, c.problem, c.beta, c.launch_gsu, cu)) if predicate else []
         if bad:
             notes.append(f"case {c.name} dropped: the problem fails {', '.join(bad)}")
         else:

@@ -13,13 +13,13 @@ import numpy as np
 from tensile_lite.emu import CodeObjectError, Emulator, EmulatorError
 from tensile_lite.errors import Where
 from tensile_lite.library.formats import DatError
-from tensile_lite.verify import contract, conversion, grouped, library
+from tensile_lite.verify import contract, conversion, grouped, library, runtime_args
 from tensile_lite.verify.errors import DamagedEntry, NotVerifiable, VerifyError
 from tensile_lite.verify.integrity import DAMAGE, check_code_object
 from tensile_lite.verify.launch import run_case
 from tensile_lite.verify.mapping import TileOrder
 from tensile_lite.verify.predicates import Call, evaluate
-from tensile_lite.verify.problems import Case, cases
+from tensile_lite.verify.problems import Case, cases, device_cu_count
 from tensile_lite.verify.reference import check_types
 from tensile_lite.verify.report import FAILED, PASSED, SKIPPED, Failure, KernelOutcome, Report
 from tensile_lite.verify.runtime_view import RuntimeSolution, runtime_solution
@@ -158,7 +158,8 @@ def _verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int, p
     todo, notes = cases(rs, predicate)
     unknown: set[str] = set()
     for c in todo:
-        evaluate(predicate, Call(rs.problem_type, c.problem, c.beta, c.launch_gsu), unknown)
+        evaluate(predicate, Call(rs.problem_type, c.problem, c.beta, c.launch_gsu, device_cu_count(rs)),
+                 unknown)
     if unknown:
         notes.append("predicates not evaluated (assumed true): " + ", ".join(sorted(unknown)))
     if not todo:
@@ -166,7 +167,7 @@ def _verify_kernel(k: library.LibraryKernel, emulators: _Emulators, seed: int, p
     if rs.problem_type.grouped_gemm:
         return _verify_grouped(k, emu, rs, todo, notes, seed, progress, outcome)
     helper = None
-    if rs.multiple_buffer and rs.solution.runtime.global_split_u > 1:
+    if any(conversion.needed(rs, runtime_args.launch_gsu(rs, c.gsu)) for c in todo):
         path = conversion.helper_code_object(k.code_object.parent, k.arch)
         if not path.is_file():
             return outcome(FAILED, failures=(Failure("code object", f"{path.name}, where the runtime finds the "

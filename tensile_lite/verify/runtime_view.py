@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from tensile_lite.asm.gemm.support import runtime_overrides_read
 from tensile_lite.errors import TensileLiteError
 from tensile_lite.library.solution_entry import solution_entry
 from tensile_lite.model import DataType, Params, ProblemType, Solution
@@ -201,7 +202,8 @@ def runtime_solution(entry: Mapping[str, Any], arch: str) -> RuntimeSolution:
 
 def from_model(sol: Solution) -> RuntimeSolution:
     """The runtime's view of a model solution, through the `.dat` entry the library would write for it
-    (so a test of a single kernel sees exactly what a library would tell the runtime)."""
+    (so a test of a single kernel sees exactly what a library would tell the runtime, the overrides the
+    built kernel honours included)."""
     entry = solution_entry(sol, index=sol.index, kernel_name=sol.name or "kernel", name=sol.name or "kernel",
-                           arch=sol.arch, cu_count=None)
+                           arch=sol.arch, cu_count=None, honoured=runtime_overrides_read)
     return runtime_solution(entry, sol.arch)

@@ -15,9 +15,11 @@ def logic_files() -> tuple[LogicFile, ...]:
     return tuple(read_logic_file(p) for p in dev_logic_files())
 
 
-def supported_kernels() -> list[Solution]:
+@cache
+def supported_kernels() -> tuple[Solution, ...]:
     """One solution per distinct kernel the writer supports, in file order (custom kernels are
-    hipBLASLt's own assembly, not the writer's: tests/custom covers them)."""
+    hipBLASLt's own assembly, not the writer's: tests/custom covers them). Decided once per session:
+    many test modules parametrize over it at collection."""
     seen: set[str] = set()
     out = []
     for lf in logic_files():
@@ -28,4 +30,4 @@ def supported_kernels() -> list[Solution]:
             if key not in seen:
                 seen.add(key)
                 out.append(sol)
-    return out
+    return tuple(out)

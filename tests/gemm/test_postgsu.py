@@ -3,7 +3,8 @@ workspace in D's and C's places stores its GSU f32 slices, then the conversion k
 finds by name (postgsu.py) sums them and runs the epilogue into D (and E). Checked against numpy for
 GSU 2, 3, 8 and 20 (past the last PostGSU bucket), every vector width, edges, K tails, batches, padded
 C and D (the conversion kernel reads and writes them at their own strides), the full epilogue, RDNA,
-a grouped launch (the `_GG` kernels' work-item table), and GSU 1 at run time (no conversion).
+a grouped launch (the `_GG` kernels' work-item table), GSU 1 at run time (no conversion), and GSU-1 solutions
+whose kernels take a user's GSU.
 
 The names and argument layouts are also checked against upstream's kernels in the reference outputs.
 """
@@ -14,7 +15,8 @@ import json
 
 import pytest
 
-from tensile_lite.asm.gemm import postgsu
+from tensile_lite.asm.gemm import Buildable, decide, postgsu, runtime_overrides_read, unsupported_reasons
+from tensile_lite.asm.gemm.plan import MULTIPLE_BUFFER
 from tensile_lite.asm.kernel import pack_arguments
 from tensile_lite.host import ARG_TYPE_TABLE, GemmProblem
 from tensile_lite.host import conversion as host_conversion
@@ -236,3 +238,35 @@ def test_dev_set_local_split_u(sol: Solution, build) -> None:
     mt0, mt1 = sol.macro_tile
     _check(build, sol, [(harness.padded(sol.problem_type, mt0 + 3, mt1 + 5, 2 * sol.depth_u + 7, 2), 1.25, -0.5,
                          None)])
+
+
+def test_gsu_one_kernels_take_the_users_gsu(build) -> None:
+    """A GSU-1 MultipleBuffer solution's kernel is a split-K one (upstream's are): the library lets the
+    runtime override its GSU, and with the user's GSU 3 it leaves slices for the conversion kernel; with
+    the solution's GSU 1 it writes D itself."""
+    pt = problem_type("HHS", True, False, **EPILOGUE)
+    sol = mb(pt, 1)
+    verdict = decide(sol)
+    assert isinstance(verdict, Buildable) and verdict.plan.split_k == MULTIPLE_BUFFER
+    assert runtime_overrides_read(sol, verdict)["gsu"]
+    built, emu = build(sol)
+    mt0, mt1 = sol.macro_tile
+    du = sol.depth_u
+    problem = harness.padded(pt, mt0 + 5, 2 * mt1 - 3, 3 * du + 9, 2)
+    ep = Epilogue(bias=DataType.H, activation="relu")
+    for gsu in (None, 3):
+        result = harness.run(built, problem, alpha=0.5, beta=-1.5, emulator=emu, epilogue=ep, gsu=gsu)
+        result.check()
+
+
+@pytest.mark.parametrize("extra, why", [
+    ({"OutputAmaxD": True, "UseScaleCD": True}, "AmaxD: the conversion kernel takes no amax"),
+    ({"Gradient": True, "UseBias": 1, "BiasSrc": "B", "BiasDataTypeList": [0]}, "BGRADB: it has no B"),
+])
+def test_gsu_one_kernels_stay_plain_where_the_conversion_cannot_serve(extra: dict, why: str) -> None:
+    sol = mb(problem_type("HHS", True, False, **extra), 1)
+    verdict = decide(sol)
+    assert isinstance(verdict, Buildable), why
+    assert verdict.plan.split_k == "" and not runtime_overrides_read(sol, verdict)["gsu"], why
+    # with GSU > 1 the same solution is not built at all
+    assert unsupported_reasons(mb(sol.problem_type, 2)), why

@@ -78,13 +78,14 @@ def test_grouped_kernels_pass_through_both_argument_kinds(grouped_library: Path)
     assert doc["failed"] == [] and doc["skipped"] == [], doc
     assert doc["kernels"] == doc["passed"] == len(CHOSEN)
     for o in report.outcomes:
-        # five GEMMs (full, edges, small, alpha 0, K 0) in each of two launches
-        assert o.problems == 10 and o.workgroups > 0 and o.instructions > 0, o
+        # six GEMMs (full, edges, small, alpha 0, K 0, edges' shape at a user's GSU override) in each of two
+        # launches
+        assert o.problems == 12 and o.workgroups > 0 and o.instructions > 0, o
         assert not any("smaller than" in n for n in o.notes), o.notes
     launches = [ln for ln in lines if "GEMMs [" in ln]
     assert sum(TABLE in ln for ln in launches) == sum(USER in ln for ln in launches) == len(CHOSEN)
     assert all(ln.strip().endswith("s)") and ": ok (" in ln for ln in launches), launches
-    assert "full, edges, small, alpha0, k0" in launches[0]
+    assert "full, edges, small, alpha0, k0, override" in launches[0]
 
 
 @pytest.mark.parametrize("arg_type", [1, 2])
@@ -116,7 +117,7 @@ def test_without_user_arguments_only_the_table_runs(grouped_copy: Path) -> None:
     lines: list[str] = []
     report = verify_library(grouped_copy, arch="gfx942", limit=1, progress=lines.append)
     (outcome,) = report.outcomes
-    assert outcome.kernel == kernel and outcome.status == "passed" and outcome.problems == 5
+    assert outcome.kernel == kernel and outcome.status == "passed" and outcome.problems == 6
     assert any("argType 2 not run" in n for n in outcome.notes)
     assert any(TABLE in ln for ln in lines) and not any(USER in ln for ln in lines)
 

@@ -27,8 +27,9 @@ def test_sample_library_passes(sample_library: Path) -> None:
     assert doc["kernels"] == doc["passed"] == 4
     assert {o.arch for o in report.outcomes} == {"gfx90a", "gfx942"}
     for o in report.outcomes:
-        # full tiles, edges with K tail and batch, sub-tile, alpha 0, K 0
-        assert o.problems == 5 and o.workgroups > 0 and o.instructions > 0, o
+        # full tiles, edges with K tail and batch, sub-tile, alpha 0, K 0, and edges' shape at a user's GSU
+        # override (every sample kernel is a GSU-1 MultipleBuffer one that takes the runtime's GSU)
+        assert o.problems == 6 and o.workgroups > 0 and o.instructions > 0, o
     assert report.ok
 
 
@@ -39,7 +40,7 @@ def test_json_shape_and_exit_code(sample_library: Path, capsys: pytest.CaptureFi
     assert code == 0
     assert {"kernels", "passed", "failed", "skipped"} <= set(doc)
     assert doc["kernels"] == 1 and doc["passed"] == 1 and doc["failed"] == [] and doc["skipped"] == []
-    assert isinstance(doc["problems"], int) and doc["problems"] == 5
+    assert isinstance(doc["problems"], int) and doc["problems"] == 6
     assert isinstance(doc["workgroups"], int) and isinstance(doc["seconds"], float)
 
 
@@ -68,14 +69,15 @@ def test_wrong_reference_is_caught(sample_library: Path, monkeypatch: pytest.Mon
     assert report.count("failed") == 2 and not report.ok
     failed = report.to_json()["failed"]
     # every case with A @ B in it fails (alpha 0 and K 0 do not use B)
-    assert {f["problem"].split(":")[0] for f in failed} == {"full", "edges", "small"}
+    assert {f["problem"].split(":")[0] for f in failed} == {"full", "edges", "small", "override"}
     assert all("elements differ" in f["error"] for f in failed)
 
 
 def test_broken_kernel_fails(library_copy: Path, toolchain: Toolchain, capsys: pytest.CaptureFixture[str]) -> None:
     """One instruction of one kernel changed: the alpha multiply of the full-tile, beta != 0 store path
     becomes an add. Cases with a full tile and beta != 0 reach it; `alpha0` does too, but adding 0 to a
-    zero accumulator is still right, so exactly `edges` and `k0` must fail."""
+    zero accumulator is still right, and `override` runs at GSU 2, where the conversion kernel applies alpha,
+    so exactly `edges` and `k0` must fail."""
     dat = placeholder(library_copy, "gfx942", SS_KERNEL_TAG)
     kernel = sorted(e["kernelName"] for e in read_dat(dat)["solutions"])[0]
     new = patch_instruction(toolchain, dat.with_suffix(".co"), kernel, r"v_mul_f32_e32 v\d+, s\d+, v\d+", 1)
@@ -112,7 +114,7 @@ def test_library_lying_about_a_transpose_fails(library_copy: Path) -> None:
     edit_entries(dat, untranspose_b)
     report = verify_library(library_copy, arch="gfx942")
     assert report.count("failed") == 2
-    assert all(f["problem"].split(":")[0] in ("full", "edges", "small") for f in report.to_json()["failed"])
+    assert all(f["problem"].split(":")[0] in ("full", "edges", "small", "override") for f in report.to_json()["failed"])
 
 
 def test_argument_layout_mismatch_is_a_contract_failure(library_copy: Path) -> None:

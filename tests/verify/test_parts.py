@@ -155,7 +155,11 @@ def test_cases_cover_the_required_shapes() -> None:
     rs = runtime_solution(_entry(_solution(_problem_type())), "gfx942")
     todo, notes = cases(rs, _entry(_solution(_problem_type())).get("problemPredicate"))
     by = {c.name: c for c in todo}
-    assert list(by) == ["full", "edges", "small", "alpha0", "k0"] and notes == []
+    # a GSU-1 MultipleBuffer kernel whose library lets the runtime override GSU: one more case, at GSU 2
+    assert list(by) == ["full", "edges", "small", "alpha0", "k0", "override"]
+    assert notes == ["case override runs with a user's GSU override of 2 (slices for the conversion kernel)"]
+    assert {n: c.gsu for n, c in by.items()} == dict.fromkeys(by, None) | {"override": 2}
+    assert by["override"].problem.k > 2 * rs.solution.depth_u and by["override"].beta != 0
     mt0, mt1 = rs.solution.macro_tile
     edges = by["edges"].problem
     assert edges.m % mt0 and edges.n % mt1 and edges.m > 2 * mt0 and edges.n > 2 * mt1

@@ -15,6 +15,7 @@ from tensile_lite.errors import BuildError
 from tensile_lite.model import DataType, ProblemType, Solution
 
 # re-exported: which split-K path a solution takes is the model's fact, read by both sides
+from tensile_lite.model.kernel_key import must_split as must_split
 from tensile_lite.model.kernel_key import splits_for_conversion as splits_for_conversion
 from tensile_lite.model.kernel_key import splits_in_kernel as splits_in_kernel
 from tensile_lite.model.kernel_key import splits_k as splits_k

@@ -25,7 +25,7 @@ import attrs
 
 from tensile_lite.asm.arch import Arch, get_arch
 from tensile_lite.asm.errors import UnsupportedInstruction
-from tensile_lite.asm.gemm.abi import solution_layout, splits_for_conversion, splits_in_kernel
+from tensile_lite.asm.gemm.abi import must_split, solution_layout, splits_for_conversion, splits_in_kernel
 from tensile_lite.asm.gemm.features import (
     EpilogueFeatures,
     VectorRegion,
@@ -609,7 +609,7 @@ def _build(sol: Solution, arch: Arch, mfma: MatrixInstruction, lanes: LaneLayout
                     macro_tile=(mt0, mt1), wave_group=wave_group, wave_tile=wave_tile,
                     a=a, b=b, lds_bytes=lds_bytes, epilogue=feat, vectors=vectors,
                     args=argument_plan(sol), lanes=lanes, e_type=pt.e_type, lsu=lsu,
-                    split_k=SINGLE_KERNEL if splits_in_kernel(sol) else MULTIPLE_BUFFER if splits_for_conversion(sol) else "",
+                    split_k=SINGLE_KERNEL if splits_in_kernel(sol) else MULTIPLE_BUFFER if must_split(sol) else "",
                     xf32_split=emulated, lds_buffers=buffers, lds_buffer_bytes=tiles_bytes,
                     local_write_per_mfma=_float_or(sol.tuning("LocalWritePerMfma"), -1.0),
                     block_m=mfma.m * blocks[0], block_n=mfma.n * blocks[1])

@@ -37,11 +37,17 @@ from types import MappingProxyType
 import attrs
 
 from tensile_lite.asm.errors import RegisterOverflow
-from tensile_lite.asm.gemm.abi import solution_layout, splits_for_conversion, splits_in_kernel, splits_k
+from tensile_lite.asm.gemm.abi import (
+    must_split,
+    solution_layout,
+    splits_for_conversion,
+    splits_in_kernel,
+    splits_k,
+)
 from tensile_lite.asm.gemm.epi import order as epi
 from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.asm.gemm.layout import build_register_map
-from tensile_lite.asm.gemm.plan import GemmPlan, Unsupported, build_plan
+from tensile_lite.asm.gemm.plan import MULTIPLE_BUFFER, GemmPlan, Unsupported, build_plan
 from tensile_lite.asm.gemm.postgsu import COMPUTE_TYPES as POSTGSU_COMPUTE
 from tensile_lite.asm.gemm.postgsu import supported as postgsu_supported
 from tensile_lite.asm.gemm.preload import preload_dwords
@@ -199,6 +205,25 @@ def _problem_reasons(sol: Solution) -> list[str]:
     return out
 
 
+def _conversion_reasons(sol: Solution) -> list[str]:
+    """Why a MultipleBuffer kernel of `sol` cannot leave its slices for the conversion kernels."""
+    pt = sol.problem_type
+    out = []
+    if pt.compute_type not in POSTGSU_COMPUTE:
+        out.append(f"GSU MultipleBuffer compute {pt.compute_type.letter}")
+    if pt.output_amax_d:
+        out.append("AmaxD with split-K")
+    if not postgsu_supported(pt):
+        out.append("GSU MultipleBuffer conversion of this problem type")
+    if epilogue_features(pt).bias_from_b:
+        # each slice's workgroup ends after storing its partial tile; the conversion kernel has no B
+        out.append("Gradient bias BiasSrc:B with GSU MultipleBuffer")
+    if sol.matrix_instruction is None:
+        # the MAC kernels sum the whole K in each thread of one tile (mac.py)
+        out.append("non-MFMA kernel with split-K")
+    return out
+
+
 def _solution_reasons(sol: Solution) -> list[str]:
     out = []
     if sol.arch not in _WAVE:
@@ -219,7 +244,7 @@ def _solution_reasons(sol: Solution) -> list[str]:
         out.append("AmaxD on RDNA")
     if mi is None:
         # the MAC kernels sum the whole K in each thread of one tile (mac.py)
-        if splits_k(sol):
+        if must_split(sol):
             out.append("non-MFMA kernel with split-K")
         if sol.workgroup[2] != 1:
             out.append("non-MFMA kernel with LocalSplitU")
@@ -232,17 +257,8 @@ def _solution_reasons(sol: Solution) -> list[str]:
         # SingleBuffer needs the runtime's beta-only kernel and atomics; MultipleBufferSingleKernel
         # reduces in the kernel itself (splitk.py), MultipleBuffer in the conversion kernel (postgsu.py)
         out.append("GSU>1")
-    if splits_for_conversion(sol):
-        pt = sol.problem_type
-        if pt.compute_type not in POSTGSU_COMPUTE:
-            out.append(f"GSU MultipleBuffer compute {pt.compute_type.letter}")
-        if pt.output_amax_d:
-            out.append("AmaxD with split-K")
-        if not postgsu_supported(pt):
-            out.append("GSU MultipleBuffer conversion of this problem type")
-        if epilogue_features(pt).bias_from_b:
-            # each slice's workgroup ends after storing its partial tile; the conversion kernel has no B
-            out.append("Gradient bias BiasSrc:B with GSU MultipleBuffer")
+    if splits_for_conversion(sol) and must_split(sol):
+        out += _conversion_reasons(sol)
     if splits_in_kernel(sol) and sol.problem_type.output_amax_d:
         # both count arrivals in the Synchronizer: their counters would collide
         out.append("AmaxD with split-K")
@@ -327,10 +343,27 @@ def decide(sol: Solution) -> Decision:
     except RegisterOverflow as exc:
         feature, detail = _overflow_feature(exc.message.replace(f"kernel {name}:", "", 1)), exc.message
     else:
-        return Rejected(reasons, reasons) if reasons else Buildable(plan, layout, preload)
+        if reasons:
+            return Rejected(reasons, reasons)
+        return Buildable(_with_runtime_gsu(sol, plan, layout, preload, name), layout, preload)
     reasons = reasons or (feature,)
     detailed = any(r.startswith(_DETAILED) for r in reasons)
     return Rejected(reasons, (f"{feature} ({detail})",) if detailed else reasons)
+
+
+def _with_runtime_gsu(sol: Solution, plan: GemmPlan, layout: ArgumentLayout, preload: int, name: str) -> GemmPlan:
+    """A GSU-1 MultipleBuffer solution's plan as a split-K one where the conversion kernels serve its
+    problem type and the registers fit: the kernel then takes the GSU the runtime passes (a user's
+    override) and the library says so (internalArgsSupport.gsu), as upstream's kernels do. Otherwise
+    the plain plan: the kernel runs GSU 1 and the library does not let the runtime change it."""
+    if plan.split_k or not splits_for_conversion(sol) or _conversion_reasons(sol):
+        return plan
+    split = attrs.evolve(plan, split_k=MULTIPLE_BUFFER)
+    try:
+        build_register_map(split, name, layout, preload=preload)
+    except RegisterOverflow:
+        return plan
+    return split
 
 
 def unsupported_reasons(sol: Solution) -> tuple[str, ...]:
@@ -351,12 +384,16 @@ def _overflow_feature(message: str) -> str:
     return "resources:registers"
 
 
-def runtime_overrides_read(sol: Solution) -> dict[str, bool]:
-    """Which runtime overrides in the argument header our kernels act on. MultipleBufferSingleKernel
-    kernels take the GSU from the header (any value, splitk.py); the others run GSU 1. Every kernel
-    orders its tiles by the header's WorkGroupMapping and WGMXCC (wgm.py) and starts its summation where
-    the header's StaggerU fields say (stagger.py).
+def runtime_overrides_read(sol: Solution, decision: Decision | None = None) -> dict[str, bool]:
+    """Which runtime overrides in the argument header the kernel built for `sol` (`decision`, the gate's
+    verdict: decided here when not given) acts on. Split-K kernels take the GSU from the header (any
+    value, splitk.py): every MultipleBufferSingleKernel one, and the MultipleBuffer ones whose problem
+    type the conversion kernels serve (`_with_runtime_gsu`); the others run GSU 1. Every kernel orders
+    its tiles by the header's WorkGroupMapping and WGMXCC (wgm.py) and starts its summation where the
+    header's StaggerU fields say (stagger.py).
     A custom kernel reads what its own custom.config says (merged into the solution), so nothing is taken away."""
     if sol.is_custom:
         return {"gsu": True, "wgm": True, "staggerU": True}
-    return {"gsu": splits_k(sol), "wgm": True, "staggerU": True}
+    verdict = decision if decision is not None else decide(sol)
+    gsu = isinstance(verdict, Buildable) and bool(verdict.plan.split_k)
+    return {"gsu": gsu, "wgm": True, "staggerU": True}
