@@ -148,8 +148,9 @@ def helper_kernels(ap: ArchPlan, cov: int,
 
 
 def write_helper_code_object(toolchain: Toolchain, ap: ArchPlan, dest: Path, options: BuildOptions,
-                             splits: Callable[[Solution], bool] = converts) -> None:
-    """Kernels.so-000-<gfx>.hsaco, where hipBLASLt looks up the helper kernels by name.
+                             splits: Callable[[Solution], bool] = converts) -> BuildReport | None:
+    """Kernels.so-000-<gfx>.hsaco, where hipBLASLt looks up the helper kernels by name; the report of
+    building its kernels (None for the lone no-op kernel, assembled without the cache).
 
     Objects go to the temporary folder (TMPDIR); the code object is linked next to `dest`, in the
     output's filesystem, and moved from wherever it is, so TMPDIR may live on another filesystem."""
@@ -161,11 +162,12 @@ def write_helper_code_object(toolchain: Toolchain, ap: ArchPlan, dest: Path, opt
             obj = assemble(toolchain, kernels[0].assembly_text(), ap.arch, tmp / "helpers.o",
                            code_object_version=cov, timeout=options.tool_timeout)
             link(toolchain, [obj], dest, timeout=options.tool_timeout)
-        return
+        return None
     with private_dir(dest.parent, "helpers") as linked:
         plan = CodeObjectPlan(dest.stem, ap.arch, [k.name for k in kernels])
-        build_code_objects(toolchain, iter(kernels), [plan], linked, attrs.evolve(options, progress="off"))
+        report = build_code_objects(toolchain, iter(kernels), [plan], linked, attrs.evolve(options, progress="off"))
         move_file(linked / "library" / f"{dest.stem}.co", dest)
+    return report
 
 
 def _sources_by_library(ap: ArchPlan, kernel_source: Callable[..., KernelSource],
@@ -292,8 +294,10 @@ def build_library(req: TclRequest, staging: Path, log: Log,
                                       tmp_parent=tmp_parent, progress="off", tool_timeout=req.tool_timeout,
                                       failed_dir=failed_dir, cache=caches.get(toolchain))
         folder = arch_folder(interface, ap.arch)
-        write_helper_code_object(toolchain, ap, library / in_folder(folder, helper_code_object(ap.arch)),
-                                 helper_options, splits=lambda sol: converts(sol, verdict(sol)))
+        helpers = write_helper_code_object(toolchain, ap, library / in_folder(folder, helper_code_object(ap.arch)),
+                                           helper_options, splits=lambda sol: converts(sol, verdict(sol)))
+        if helpers is not None:
+            stats.add(helpers, log, helper=True)
         written = write_arch(ap, library, req.library_format,
                              honoured=lambda sol: runtime_overrides_read(sol, verdict(sol)),
                              facts=_facts_of(ap.arch, resources, text_facts))
@@ -331,10 +335,17 @@ class _CacheTally:
     def __init__(self) -> None:
         self.objects = 0
         self.cached = 0
+        # the helper code objects' kernels (conversion kernels), counted apart: shards do not carry them
+        self.helper_objects = 0
+        self.helper_cached = 0
 
-    def add(self, report: BuildReport, log: Log) -> None:
-        self.objects += report.kernels_assembled
-        self.cached += report.kernels_cached
+    def add(self, report: BuildReport, log: Log, helper: bool = False) -> None:
+        if helper:
+            self.helper_objects += report.kernels_assembled
+            self.helper_cached += report.kernels_cached
+        else:
+            self.objects += report.kernels_assembled
+            self.cached += report.kernels_cached
         for note in report.cache_notes:
             log(2, f"kernel cache: {note}")
         if report.cache_notes:
@@ -353,7 +364,8 @@ class _CacheTally:
                 log(1, f"warning: kernel cache {cache.root}: eviction failed: {exc.strerror or exc}")
                 continue
             log(1, f"kernel cache {cache.root}: {self.cached} of {self.objects} kernel objects from the cache, "
-                   f"{self.objects - self.cached} assembled; {removed} entries evicted "
+                   f"{self.objects - self.cached} assembled; {self.helper_cached} of {self.helper_objects} helper "
+                   f"objects from the cache; {removed} entries evicted "
                    f"({removed_bytes / 2**20:.2f} MiB), {held / 2**20:.2f} MiB held (limit "
                    f"{cache.max_size / 2**20:.0f} MiB)")
 

@@ -145,8 +145,21 @@ def _run_linker(toolchain: Toolchain, args: list[str], what: str, timeout: float
         stderr = proc.stderr.decode(errors="replace")
         msg = stderr.strip().splitlines()
         shown = "\n".join(f"  {x}" for x in msg[:_SHOWN_DIAGNOSTICS * 2]) or "  (no diagnostics printed)"
-        raise _failure(stderr)(f"linking {what} failed (ld.lld {proc.describe_exit()}, "
-                          f"{toolchain.describe()}):\n{shown}")
+        kind = _failure(stderr)
+        if proc.signal_name == "SIGBUS" and _full_for(tmp_dir, args):
+            # ld.lld writes its output through a memory map: a disk that fills kills it with SIGBUS
+            kind, shown = DiskFull, f"  {_DISK_FULL} in {tmp_dir} (the linker writes its output mapped in memory)"
+        raise kind(f"linking {what} failed (ld.lld {proc.describe_exit()}, {toolchain.describe()}):\n{shown}")
+
+
+def _full_for(folder: Path, args: Sequence[str]) -> bool:
+    """The filesystem of `folder` has less room than the linker's inputs take (its output's size, about)."""
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return False
+    need = sum(Path(a).stat().st_size for a in args if not a.startswith("-") and Path(a).is_file())
+    return st.f_bavail * st.f_frsize < need
 
 
 def link(toolchain: Toolchain, objects: Sequence[Path], out_path: Path, *,

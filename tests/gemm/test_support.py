@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from tensile_lite.asm.errors import RegisterOverflow
@@ -15,9 +16,10 @@ from tensile_lite.asm.gemm import (
     unsupported_details,
     unsupported_reasons,
 )
-from tensile_lite.asm.gemm.abi import splits_in_kernel, splits_k
+from tensile_lite.asm.gemm.abi import must_split, splits_for_conversion, splits_in_kernel, splits_k
 from tensile_lite.asm.gemm.features import epilogue_features
 from tensile_lite.asm.gemm.layout import build_register_map
+from tensile_lite.asm.gemm.plan import MULTIPLE_BUFFER
 from tensile_lite.asm.gemm.preload import preload_dwords
 from tensile_lite.asm.gemm.support import MAC_TYPES, TYPES
 from tensile_lite.custom import CustomBuild
@@ -225,7 +227,7 @@ def test_dev_set_v1_solutions() -> None:
             # the one gradient built: BGRADB (the bias from B, no E, no activation)
             assert not pt.gradient or (pt.use_bias and pt.bias_src == "B" and not pt.use_e
                                        and epilogue_features(pt).activation == "none")
-            assert not (pt.output_amax_d and splits_k(sol))
+            assert not (pt.output_amax_d and must_split(sol))  # AmaxD: a GSU-1 kernel stays plain
             assert all(t in (DataType.S, DataType.H, DataType.B) for t in pt.bias_data_types if pt.use_bias)
             epilogue += bool(pt.use_bias)
     assert supported >= 300 and epilogue >= 100
@@ -258,9 +260,14 @@ def test_gate_verdict_is_what_generate_does() -> None:
             assert isinstance(verdict, Buildable) and verdict.reasons == ()
             # the plan is the default one, or (only where the default's packing registers overflow)
             # the one that transposes narrow M/N-contiguous operands while writing them
+            plan = verdict.plan
+            if plan.split_k == MULTIPLE_BUFFER and not must_split(sol):
+                # a GSU-1 MultipleBuffer kernel that takes the runtime's GSU: that plan with split-K on
+                assert splits_for_conversion(sol)
+                plan = attrs.evolve(plan, split_k="")
             packed = build_plan(sol)
-            if verdict.plan != packed:
-                assert verdict.plan == build_plan(sol, pack_narrow=False) and (
+            if plan != packed:
+                assert plan == build_plan(sol, pack_narrow=False) and (
                     packed.a.pack > 1 or packed.b.pack > 1
                 )
                 with pytest.raises(RegisterOverflow):

@@ -23,7 +23,8 @@ from tests.tcl.test_build import tcl
 
 ARCHS = "--architecture=gfx90a_gfx942"
 SAMPLE_KERNELS = 4  # two per architecture
-_TALLY = re.compile(r"kernel cache \S+: (\d+) of (\d+) kernel objects from the cache, (\d+) assembled")
+_TALLY = re.compile(r"kernel cache \S+: (\d+) of (\d+) kernel objects from the cache, (\d+) assembled; "
+                    r"(\d+) of (\d+) helper objects from the cache")
 _ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -36,10 +37,17 @@ def library_bytes(out: Path) -> dict[str, str]:
 
 
 def tally(err: str) -> tuple[int, int, int]:
-    """(from the cache, objects, assembled) of the build's kernel cache line."""
+    """(from the cache, objects, assembled) of the build's kernel cache line (the library kernels)."""
     m = _TALLY.findall(err)
     assert len(m) == 1, err
     return int(m[0][0]), int(m[0][1]), int(m[0][2])
+
+
+def helpers(err: str) -> tuple[int, int]:
+    """(from the cache, objects) of the helper code objects' kernels (the conversion kernels every sample
+    kernel may need: it takes the runtime's GSU)."""
+    (m,) = _TALLY.findall(err)
+    return int(m[3]), int(m[4])
 
 
 def entries(cache: Path) -> list[Path]:
@@ -51,10 +59,14 @@ def test_warm_cache_is_byte_identical_and_skips_the_assembler(tmp_path, toolchai
     assert tcl(logic, tmp_path / "plain", ARCHS) == 0
     capsys.readouterr()
     assert tcl(logic, tmp_path / "cold", ARCHS, f"--cache-dir={cache}") == 0
-    assert tally(capsys.readouterr().err) == (0, SAMPLE_KERNELS, SAMPLE_KERNELS)
-    assert len(entries(cache)) == SAMPLE_KERNELS
+    err = capsys.readouterr().err
+    assert tally(err) == (0, SAMPLE_KERNELS, SAMPLE_KERNELS)
+    cached, helper_objects = helpers(err)
+    assert cached == 0 and helper_objects > 0
+    assert len(entries(cache)) == SAMPLE_KERNELS + helper_objects
     assert tcl(logic, tmp_path / "warm", ARCHS, f"--cache-dir={cache}") == 0
-    assert tally(capsys.readouterr().err) == (SAMPLE_KERNELS, SAMPLE_KERNELS, 0)
+    err = capsys.readouterr().err
+    assert tally(err) == (SAMPLE_KERNELS, SAMPLE_KERNELS, 0) and helpers(err) == (helper_objects, helper_objects)
     assert library_bytes(tmp_path / "warm") == library_bytes(tmp_path / "cold") == library_bytes(tmp_path / "plain")
 
 
@@ -80,7 +92,9 @@ def test_corrupt_entries_are_rebuilt_never_linked(tmp_path, toolchain, capsys):
     capsys.readouterr()
     assert tcl(logic, tmp_path / "again", ARCHS, f"--cache-dir={cache}", "--verbose=2") == 0
     err = capsys.readouterr().err
-    assert tally(err) == (SAMPLE_KERNELS - 2, SAMPLE_KERNELS, 2)
+    # the two bad entries are rebuilt, whether library kernels' or helpers'
+    (cached, objects, _), (helpers_cached, helper_objects) = tally(err), helpers(err)
+    assert objects == SAMPLE_KERNELS and cached + helpers_cached == objects + helper_objects - 2
     assert "checksum mismatch" in err and "truncated" in err and str(flipped) in err
     assert library_bytes(tmp_path / "again") == library_bytes(tmp_path / "cold")
     # rebuilt entries replace the bad ones: the next build takes every kernel from the cache
@@ -94,12 +108,15 @@ def test_least_recently_used_entries_are_evicted_to_the_limit(tmp_path, toolchai
     everything = entries(cache)
     for path in everything:  # all long unused
         os.utime(path, (1_000_000, 1_000_000))
-    # a gfx942 build uses (and so touches) two of them; a limit that holds exactly those evicts the others
+    # a gfx942 build uses (and so touches) its two kernels and its helpers; a limit that holds exactly those
+    # evicts the others
     capsys.readouterr()
     assert tcl(logic, tmp_path / "942", "--architecture=gfx942", f"--cache-dir={cache}") == 0
-    assert tally(capsys.readouterr().err) == (2, 2, 0)
+    err = capsys.readouterr().err
+    cached, helper_objects = helpers(err)
+    assert tally(err) == (2, 2, 0) and cached == helper_objects
     used = [p for p in everything if p.stat().st_mtime > 1_000_000]
-    assert len(used) == 2
+    assert len(used) == 2 + helper_objects < len(everything)
     limit = sum(p.stat().st_size for p in used)
     assert tcl(logic, tmp_path / "942b", "--architecture=gfx942", f"--cache-dir={cache}",
                f"--cache-max-size={limit}") == 0
@@ -119,7 +136,7 @@ def test_two_concurrent_builds_share_one_cache(tmp_path, toolchain, capsys):
         assert p.returncode == 0, err
         assert tally(err)[1] == SAMPLE_KERNELS
     assert library_bytes(tmp_path / "a") == library_bytes(tmp_path / "b")
-    assert len(entries(cache)) == SAMPLE_KERNELS
+    assert len(entries(cache)) == SAMPLE_KERNELS + helpers(err)[1]
     assert not list((cache / f"v{FORMAT}").glob("??/.tmp-*"))  # no temporary left behind
     assert tcl(logic, tmp_path / "c", ARCHS, f"--cache-dir={cache}") == 0
     assert tally(capsys.readouterr().err) == (SAMPLE_KERNELS, SAMPLE_KERNELS, 0)

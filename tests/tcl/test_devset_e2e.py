@@ -27,11 +27,10 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from tensile_lite.asm.gemm import unsupported_reasons
-from tensile_lite.build import HELPER_KERNEL
+from tensile_lite.build import HELPER_KERNEL, converts
 from tensile_lite.cli import main as cli_main
 from tensile_lite.codeobj.elf import missing_kernels, read_code_object
 from tensile_lite.emu.arch import gfx_from_e_flags
-from tensile_lite.host import splits_for_conversion
 from tensile_lite.host.conversion import conversion_kernels
 from tensile_lite.library.formats import read_dat
 from tensile_lite.library.naming import DEFAULT_PERF_METRIC, placeholder_name
@@ -235,13 +234,14 @@ def test_helper_code_objects_load(built: Built) -> None:
 
 def test_helper_code_objects_hold_every_conversion_kernel(built: Built, dev_logic: DevLogic) -> None:
     """Every split-K conversion kernel the runtime may look up by name for an included MultipleBuffer
-    solution (each run-time bias type, GSU bucket and vector width) is in the architecture's helper
-    code object, and nothing the included solutions do not need."""
+    solution whose kernel may split K (each run-time bias type, GSU bucket and vector width) is in the
+    architecture's helper code object, and nothing the included solutions do not need (a GSU-1 kernel that
+    stays plain needs none)."""
     checked = 0
     for arch in ARCHS:
         wanted = {HELPER_KERNEL}
         for lf, pos, sol in dev_logic.solutions(arch):
-            if (_key(lf.path), pos) not in dev_logic.unsupported and splits_for_conversion(sol):
+            if (_key(lf.path), pos) not in dev_logic.unsupported and converts(sol):
                 wanted |= {v.name for v in conversion_kernels(sol.problem_type)}
         info = read_code_object(built.library / f"Kernels.so-000-{arch}.hsaco")
         assert set(info.names()) == wanted, arch
